@@ -1,0 +1,5 @@
+import sys
+
+from ntkgap.cli import main
+
+sys.exit(main())

@@ -1,0 +1,159 @@
+"""Exact eigenvalues of infinite-width kernels under the uniform measure.
+
+* Circle, rotation-invariant kernels K(x, x') = k(cos(theta - theta')):
+  the Fourier modes are eigenfunctions and lambda_k = (1/2pi) int k(cos t)
+  e^{-ikt} dt, multiplicity 1 (k = 0) or 2 (cos and sin). Computed by an
+  FFT of the kernel row on N equispaced angles; aliasing folds lambda_{k+mN}
+  onto lambda_k, so N is doubled until the change at every k <= kmax is
+  below ``rtol`` relative to lambda_k (reported as ``error``).
+* Hypercube, dot-product kernels K = h(<x,y>/d) (fc archs): the characters
+  chi_S are eigenfunctions with eigenvalue
+  mu_k = 2^-d sum_j h(1 - 2j/d) sum_i (-1)^i C(k,i) C(d-k, j-i), |S| = k,
+  multiplicity C(d, k) (e.g. Yang & Salman 2019, arXiv 1907.10599). The
+  sum cancels catastrophically (mu_k ~ d^-k while its terms are O(1)), so
+  the Krawtchouk values are exact integers and the sum runs in mpmath at
+  30 + k log10(d) digits, with h from the closed form of ``ntkgap.dual``.
+* Hypercube, ``tree`` archs: the kernel is not a dot-product kernel, but it
+  depends on x and y only through x*y (each locally connected unit sees
+  <x_p, y_p> and |x_p|^2 = arity), i.e. it is translation-invariant on the
+  group {-1,+1}^s of its s = arity^L leaves. Characters are again
+  eigenfunctions, mu_S = 2^-s sum_z K(1, z) chi_S(z): the FWHT of the
+  kernel's first row, exact for s <= 20.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import mpmath
+import numpy as np
+
+from ntkgap import dual, walsh
+from ntkgap.domains import Circle, Hypercube
+from ntkgap.errors import UsageError
+
+MAX_TREE_BITS = 20
+
+
+@dataclass
+class Eigensystem:
+    """Eigenvalues in blocks: block i has eigenvalue ``eigenvalue[i]``,
+    ``multiplicity[i]`` eigenfunctions and label ``k[i]`` (frequency,
+    degree, or for tree kernels the degree of the subsets in the block).
+    ``trace`` = E_x K(x, x) = sum over all blocks (also those not listed,
+    so trace - sum(m lambda) is the mass of the blocks beyond kmax).
+    ``subsets`` (tree kernels) lists each block's subsets as bit masks."""
+
+    k: np.ndarray
+    eigenvalue: np.ndarray
+    multiplicity: np.ndarray
+    trace: float
+    error: np.ndarray | None = None
+    subsets: list | None = None
+
+    @property
+    def tail_trace(self) -> float:
+        return max(self.trace - float(np.dot(self.multiplicity, self.eigenvalue)), 0.0)
+
+
+def eigensystem(arch, domain, kmax: int, *, rtol: float = 1e-7) -> Eigensystem:
+    arch.check_domain(domain)
+    if isinstance(domain, Circle):
+        return circle(arch, kmax, rtol=rtol)
+    if arch.name == "tree":
+        return hypercube_tree(arch, domain)
+    return hypercube_fc(arch, domain.d, kmax)
+
+
+def _circle_row(arch, n):
+    from ntkgap import kernels
+    t = 2 * np.pi * np.arange(n) / n
+    x = Circle().features(t)
+    return kernels.gram(arch, x[:1], x, block=65536)[0]
+
+
+def circle(arch, kmax: int, *, rtol: float = 1e-7, max_n: int = 2 ** 22) -> Eigensystem:
+    if arch.name != "fc" or arch.spec["input"] != "embed":
+        raise UsageError(f"arch '{arch.spec}': circle eigenvalues need a rotation-invariant "
+                         "kernel (fc with input=embed)")
+    n = int(2 ** math.ceil(math.log2(max(64 * (kmax + 1), 4096))))
+    row = _circle_row(arch, n)
+    lam = np.fft.rfft(row).real[: kmax + 1] / n
+    while True:
+        n2 = 2 * n
+        row2 = _circle_row(arch, n2)
+        lam2 = np.fft.rfft(row2).real[: kmax + 1] / n2
+        err = np.abs(lam2 - lam)
+        ok = np.all(err <= rtol * np.abs(lam2)) or n2 >= max_n
+        lam, n, row = lam2, n2, row2
+        if ok:
+            break
+    mult = np.where(np.arange(kmax + 1) == 0, 1, 2).astype(np.float64)
+    return Eigensystem(np.arange(kmax + 1), lam, mult, float(row[0]), error=err)
+
+
+def krawtchouk_rows(d: int, kmax: int) -> list[list[int]]:
+    """Rows N_k(j) = sum_{|z| = j} chi_S(z) for |S| = k, j = 0..d, k = 0..kmax,
+    exact integers: the coefficients of (1 - y)^k (1 + y)^(d - k), obtained
+    from row k-1 by multiplying by (1 - y) and dividing exactly by (1 + y)."""
+    row = [math.comb(d, j) for j in range(d + 1)]
+    rows = [row]
+    for _ in range(kmax):
+        prod = [row[0]] + [row[j] - row[j - 1] for j in range(1, d + 1)] + [-row[d]]
+        quo = [0] * (d + 1)
+        carry = 0
+        for j in range(d + 1):  # synthetic division by (1 + y)
+            quo[j] = prod[j] - carry
+            carry = quo[j]
+        row = quo
+        rows.append(row)
+    return rows
+
+
+def hypercube_fc(arch, d: int, kmax: int) -> Eigensystem:
+    s = arch.spec
+    if s["act"] not in ("relu", "erf"):
+        raise UsageError(f"arch act={s['act']}: exact hypercube eigenvalues need a closed-form "
+                         "dual kernel (allowed: relu, erf)")
+    kmax = min(kmax, d)
+    digits = 30 + min(math.ceil(kmax * math.log10(max(d, 2))), d)
+    kw = dict(depth=s["depth"], act=s["act"], W_std=s["W_std"], b_std=s["b_std"])
+    with mpmath.workdps(digits):
+        h = [dual.fc_kernel(mpmath.mpf(d - 2 * j) / d, arithmetic="mpmath", **kw)
+             for j in range(d + 1)]
+        scale = mpmath.mpf(2) ** (-d)
+        lam = []
+        for row in krawtchouk_rows(d, kmax):
+            acc = mpmath.fsum(mpmath.mpf(w) * hj for w, hj in zip(row, h))
+            lam.append(float(acc * scale))
+        trace = float(h[0])
+    mult = np.array([float(math.comb(d, k)) for k in range(kmax + 1)])
+    return Eigensystem(np.arange(kmax + 1), np.array(lam), mult, trace)
+
+
+def hypercube_tree(arch, domain: Hypercube, *, group_rtol: float = 1e-9) -> Eigensystem:
+    from ntkgap import kernels
+    s = arch.leaves
+    if s > MAX_TREE_BITS:
+        raise UsageError(f"arch '{arch.spec}': {s} leaves exceed {MAX_TREE_BITS} for exact "
+                         "tree-kernel eigenvalues")
+    z = np.ones((2 ** s, domain.d))
+    z[:, :s] = walsh.bit_column_matrix(s)
+    x = arch.inputs(domain, z)
+    row = kernels.gram(arch, x[:1], x, block=4096)[0]
+    mu = walsh.fwht(row) / 2 ** s
+    # group equal eigenvalues (the tree's symmetries make many coincide)
+    order = np.argsort(-mu, kind="stable")
+    blocks, cur = [], [order[0]]
+    for i in order[1:]:
+        if abs(mu[i] - mu[cur[0]]) <= group_rtol * max(abs(mu[cur[0]]), 1e-300):
+            cur.append(i)
+        else:
+            blocks.append(cur)
+            cur = [i]
+    blocks.append(cur)
+    deg = walsh.popcount(np.arange(2 ** s))
+    lam = np.array([mu[b].mean() for b in blocks])
+    mult = np.array([float(len(b)) for b in blocks])
+    kk = np.array([int(np.round(deg[b].mean())) for b in blocks])
+    return Eigensystem(kk, lam, mult, float(row[0]), subsets=[np.array(b) for b in blocks])

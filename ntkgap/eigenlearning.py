@@ -1,0 +1,140 @@
+"""Theory learning curves of kernel (ridge) regression from the kernel's
+eigenvalues and the target's power per eigenspace.
+
+Eigenlearning (Simon, Dickens, Karkada & DeWeese 2021, arXiv 2110.03922;
+equivalent to Canatar, Bordelon & Pehlevan 2021 and Jacot et al. 2020):
+with eigenvalues lambda_i of multiplicity m_i, ridge delta and n samples,
+the effective regulariser kappa solves
+
+    sum_i m_i lambda_i / (lambda_i + kappa) + delta / kappa = n,
+
+the learnabilities are L_i = lambda_i / (lambda_i + kappa), the
+overfitting coefficient E0 = n / (n - sum_i m_i L_i^2), and the test MSE
+against the clean target is
+
+    E0 (sum_i (1 - L_i)^2 P_i + noise) - noise,
+
+where P_i is the target's power in block i (sum of its squared coefficients
+there, so degenerate eigenspaces are single blocks: C(d, k) copies are
+never expanded) and ``noise`` the label-noise variance. Blocks beyond those
+listed enter through their total mass ``tail`` = trace - sum m_i lambda_i,
+as tail / kappa (their lambda << kappa); target power there is ``tail_power``
+and is never learned.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ntkgap.errors import UsageError
+
+
+@dataclass
+class Spectrum:
+    """Kernel eigenvalues and target power, in blocks."""
+
+    eigenvalue: np.ndarray
+    multiplicity: np.ndarray
+    power: np.ndarray
+    tail: float = 0.0          # kernel mass in unlisted blocks
+    tail_power: float = 0.0    # target power in unlisted / zero-eigenvalue blocks
+    variance: float = 1.0      # the target's variance (for relative errors)
+
+    def __post_init__(self):
+        lam = np.asarray(self.eigenvalue, dtype=np.float64)
+        m = np.asarray(self.multiplicity, dtype=np.float64)
+        p = np.asarray(self.power, dtype=np.float64)
+        if not (lam.shape == m.shape == p.shape):
+            raise UsageError("eigenvalue, multiplicity and power must have one entry per block")
+        zero = lam <= 0
+        self.tail_power = float(self.tail_power + p[zero].sum())
+        keep = ~zero
+        self.eigenvalue, self.multiplicity, self.power = lam[keep], m[keep], p[keep]
+
+    @property
+    def rank(self) -> float:
+        return float(np.inf) if self.tail > 0 else float(self.multiplicity.sum())
+
+
+def _g(kappa, n, sp: Spectrum, ridge):
+    lam = sp.eigenvalue[None, :]
+    k = kappa[:, None]
+    return (sp.multiplicity[None, :] * lam / (lam + k)).sum(1) + (ridge + sp.tail) / kappa - n
+
+
+def solve_kappa(n, sp: Spectrum, ridge: float = 0.0, *, iters: int = 200) -> np.ndarray:
+    """kappa(n) for each n (vectorised bisection in log kappa); 0 where the
+    ridgeless equation has no positive root (n >= rank)."""
+    n = np.atleast_1d(np.asarray(n, dtype=np.float64))
+    kappa = np.zeros_like(n)
+    solvable = (n < sp.rank) | (ridge > 0)
+    if not np.any(solvable):
+        return kappa
+    ns = n[solvable]
+    top = float(sp.multiplicity @ sp.eigenvalue) + ridge + sp.tail
+    hi = np.full(ns.shape, np.log(top / np.maximum(ns, 1e-300)) + 2.0)  # g(hi) < 0
+    lo = np.full(ns.shape, np.log(max(sp.eigenvalue.min(initial=top), 1e-300)) - 60.0)
+    lo_bad = _g(np.exp(lo), ns, sp, ridge) < 0
+    while np.any(lo_bad):
+        lo[lo_bad] -= 60.0
+        lo_bad = (_g(np.exp(lo), ns, sp, ridge) < 0) & (lo > -1400)
+    for _ in range(iters):
+        mid = 0.5 * (lo + hi)
+        pos = _g(np.exp(mid), ns, sp, ridge) > 0
+        lo = np.where(pos, mid, lo)
+        hi = np.where(pos, hi, mid)
+        if np.all(hi - lo < 1e-13):
+            break
+    kappa[solvable] = np.exp(0.5 * (lo + hi))
+    return kappa
+
+
+def test_mse(n, sp: Spectrum, *, ridge: float = 0.0, noise: float = 0.0) -> np.ndarray:
+    """Predicted test MSE against the clean target, for each n."""
+    if ridge < 0 or noise < 0:
+        raise UsageError("ridge and noise must be >= 0")
+    n = np.atleast_1d(np.asarray(n, dtype=np.float64))
+    if np.any(n < 1):
+        raise UsageError("n must be >= 1")
+    kappa = solve_kappa(n, sp, ridge)
+    lam = sp.eigenvalue[None, :]
+    k = kappa[:, None]
+    learn = lam / (lam + k)
+    unlearned = ((1 - learn) ** 2 * sp.power[None, :]).sum(1) + sp.tail_power
+    denom = n - (sp.multiplicity[None, :] * learn ** 2).sum(1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        e0 = np.where(denom > 0, n / denom, np.inf)
+        out = e0 * (unlearned + noise) - noise
+    # ridgeless, n >= rank: interpolation of every mode, only noise is left
+    full = kappa == 0
+    out = np.where(full & (unlearned + noise == 0), sp.tail_power, out)
+    return out
+
+
+def relative_test_mse(n, sp: Spectrum, **kw) -> np.ndarray:
+    return test_mse(n, sp, **kw) / sp.variance
+
+
+def sample_complexity(sp: Spectrum, eps: float, *, ridge: float = 0.0, noise: float = 0.0,
+                      n_max: float = 1e12) -> dict:
+    """Smallest integer n <= n_max with predicted relative MSE <= eps;
+    ``{"n_star": None, "censored": True}`` when not reached by n_max."""
+    if not 0 < eps < 1:
+        raise UsageError(f"eps={eps} must lie in (0, 1)")
+    grid = np.unique(np.round(np.logspace(0, np.log10(n_max), 400)))
+    err = relative_test_mse(grid, sp, ridge=ridge, noise=noise)
+    hit = np.nonzero(err <= eps)[0]
+    if hit.size == 0:
+        return {"n_star": None, "censored": True, "n_max": n_max,
+                "relative_mse_at_n_max": float(err[-1])}
+    j = hit[0]
+    lo = 0.0 if j == 0 else grid[j - 1]
+    hi = grid[j]
+    while hi - lo > 1:  # bisection on integers: err(lo) > eps >= err(hi)
+        mid = np.floor(0.5 * (lo + hi))
+        if relative_test_mse([mid], sp, ridge=ridge, noise=noise)[0] <= eps:
+            hi = mid
+        else:
+            lo = mid
+    return {"n_star": int(hi), "censored": False, "n_max": n_max}

@@ -1,0 +1,75 @@
+"""The spectrum report of a target: its power per frequency (circle) or
+Walsh degree (hypercube), Fourier-complexity and architectural measures.
+This is what ``ntkgap spectrum --json`` prints."""
+from __future__ import annotations
+
+import numpy as np
+
+from ntkgap import complexity, fourier, walsh
+from ntkgap.domains import Circle
+
+
+def default_kmax(target) -> int:
+    if hasattr(target, "L") and target.spec.name == "sawtooth":
+        return 2 ** (target.L + 3)
+    return max(16, getattr(target, "K", 16))
+
+
+def report(target, *, kmax: int | None = None) -> dict:
+    """A JSON-ready dict; see ``ntkgap spectrum --help`` for the keys."""
+    out = {"target": str(target.spec), "domain": str(target.domain)}
+    if isinstance(target.domain, Circle):
+        kmax = kmax or default_kmax(target)
+        power = fourier.target_power(target, kmax)
+        second = target.variance + target.mean ** 2
+        abs_c = np.concatenate([[np.sqrt(power[0])], np.repeat(np.sqrt(power[1:] / 2), 2)])
+        out.update(variance=target.variance, mean=target.mean,
+                   frequency=list(range(kmax + 1)), power=power.tolist(),
+                   dominant_frequency=complexity.dominant(power),
+                   truncated_power=float(max(second - power.sum(), 0.0)))
+    else:
+        spec = walsh.walsh_spectrum(target)
+        power = spec.degree_profile()
+        mean = float(spec.coefficients[0])
+        out.update(variance=float(power.sum() - mean ** 2), mean=mean,
+                   support=list(target.support), degree=list(range(power.size)),
+                   weight=power.tolist(), dominant_degree=complexity.dominant(power))
+        abs_c = np.abs(spec.coefficients)
+    out["complexity"] = complexity.measures(power, abs_c)
+    out["architecture"] = target.architecture()
+    return out
+
+
+def table(rep: dict) -> str:
+    """A readable table of a report (the CLI's output without --json)."""
+    key, val = ("frequency", "power") if "frequency" in rep else ("degree", "weight")
+    var = rep["variance"] + rep["mean"] ** 2
+    lines = [f"target {rep['target']} on {rep['domain']}: mean {rep['mean']:.6g}, "
+             f"variance {rep['variance']:.6g}",
+             f"{key:>10} {val:>14} {'share':>8}"]
+    for k, p in zip(rep[key], rep[val]):
+        if p > 1e-14 * var:
+            lines.append(f"{k:>10} {p:>14.6e} {p / var:>8.2%}")
+    lines.append("complexity: " + ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+                                            for k, v in rep["complexity"].items()))
+    lines.append("architecture: " + ", ".join(f"{k}={v}" for k, v in rep["architecture"].items()
+                                              if v is not None))
+    return "\n".join(lines)
+
+
+def plot(rep: dict, path: str) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    key, val = ("frequency", "power") if "frequency" in rep else ("degree", "weight")
+    fig, ax = plt.subplots(figsize=(6, 3.5))
+    ax.bar(rep[key], rep[val], width=0.8)
+    if key == "frequency":
+        ax.set_yscale("log")
+    ax.set_xlabel(f"{key} k")
+    ax.set_ylabel(f"{val} (sums to E f^2)")
+    ax.set_title(rep["target"])
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)

@@ -1,0 +1,35 @@
+"""Strict numerics for every test: float64 in JAX (ntkgap enables it on
+import), numpy errors raised instead of warned, and a helper to run the CLI
+as a user does."""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+import ntkgap  # noqa: F401  (enables x64 before any test builds arrays)
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# dtype-keyed tolerances for comparisons against independent references
+RTOL = {np.float64: 1e-8, np.float32: 1e-4}
+
+
+@pytest.fixture(autouse=True)
+def _strict_numpy():
+    old = np.seterr(all="raise", under="ignore")
+    yield
+    np.seterr(**old)
+
+
+def run_cli(*args, cwd=None, env=None, timeout=300):
+    """Run ``python -m ntkgap ARGS``; returns CompletedProcess (text)."""
+    e = dict(os.environ, NTKGAP_PROGRESS="0", **(env or {}))
+    return subprocess.run([sys.executable, "-m", "ntkgap", *args], capture_output=True, text=True,
+                          cwd=cwd or ROOT, env=e, timeout=timeout)
+
+
+@pytest.fixture
+def cli():
+    return run_cli

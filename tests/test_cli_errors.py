@@ -1,0 +1,116 @@
+"""Malformed specs and options: one line on stderr naming the field, exit 2,
+no traceback, nothing on stdout, no output file."""
+import json
+import os
+
+import pytest
+
+from ntkgap.arch import parse_arch
+from ntkgap.domains import parse_domain
+from ntkgap.errors import SpecError
+from ntkgap.targets import parse_target
+
+BAD_TARGETS = [
+    ("parity:d=20,k=30", "k=30 exceeds d=20"),
+    ("parity:d=20", "missing required key 'k'"),
+    ("parity:d=twenty,k=3", "d=twenty is not an integer"),
+    ("parity:d=20,k=3,q=1", "unknown key 'q'"),
+    ("parity:d=20,k=3,k=4", "given twice"),
+    ("parity:d=20;k=3", "is not an integer"),
+    ("parity:", "nothing after ':'"),
+    ("", "empty spec"),
+    ("pairty:d=3,k=1", "is unknown"),
+    ("sawtooth:L=0", "L=0 must be >= 1"),
+    ("sawtooth:L=-2", "L=-2 must be >= 1"),
+    ("sawtooth:L=2.5", "L=2.5 is not an integer"),
+    ("tree:d=16,L=2,arity=2,node=xor", "node=xor is not allowed"),
+    ("tree:d=16,L=2,arity=1,node=and", "arity=1 must be >= 2"),
+    ("tree:d=8,L=4,arity=2,node=and", "exceeds d=8"),
+    ("tree:d=16,L=2,arity=2,node=majority", "odd arity"),
+    ("circuit:d=4,gates=3,fan_in=5", "fan_in=5 exceeds d=4"),
+    ("bandlimited:K=0", "K=0 must be >= 1"),
+    ("staircase:d=5,k=6", "k=6 exceeds d=5"),
+    ("parity:d=20,k", "is not key=value"),
+]
+
+
+@pytest.mark.parametrize("spec,message", BAD_TARGETS)
+def test_bad_target_spec_raises_one_line(spec, message):
+    with pytest.raises(SpecError) as exc:
+        parse_target(spec)
+    text = str(exc.value)
+    assert message in text
+    assert "\n" not in text
+
+
+@pytest.mark.parametrize("spec,message", [
+    ("fc:depth=0", "depth=0 must be >= 1"),
+    ("fc:act=tanh", "act=tanh is not allowed (allowed: relu, erf, gelu)"),
+    ("fc:W_std=nan", "not a finite number"),
+    ("fc:b_std=-1", "must be >= 0"),
+    ("tree:arity=2", "missing required key 'L'"),
+    ("conv:depth=2", "is unknown"),
+])
+def test_bad_arch_spec(spec, message):
+    with pytest.raises(SpecError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        parse_arch(spec)
+
+
+@pytest.mark.parametrize("spec", ["hypercube", "hypercube:d=0", "sphere:d=3", "circle:d=2"])
+def test_bad_domain_spec(spec):
+    with pytest.raises(SpecError):
+        parse_domain(spec)
+
+
+def test_canonical_spec_round_trips():
+    t = parse_target("tree:d=24,L=3,arity=2,node=and")
+    assert str(parse_target(str(t.spec)).spec) == str(t.spec)
+
+
+CLI_CASES = [
+    (["spectrum", "--target", "parity:d=20,k=30"], "target 'parity': k=30 exceeds d=20"),
+    (["spectrum", "--target", "tree:d=16,L=2,arity=2,node=xor"], "node=xor"),
+    (["spectrum"], "--target"),
+    (["spectrum", "--target", "sawtooth:L=2", "--kmax", "0"], "--kmax"),
+    (["frobnicate"], "invalid choice"),
+    (["eigenvalues", "--arch", "fc:depth=x", "--domain", "circle"], "depth=x is not an integer"),
+    (["eigenvalues", "--arch", "fc", "--domain", "torus"], "domain 'torus' is unknown"),
+    (["eigenvalues", "--arch", "tree:arity=2,L=2", "--domain", "circle"], "needs a hypercube"),
+    (["learning-curve", "--arch", "fc", "--target", "sawtooth:L=2", "--n", ""], "empty list"),
+    (["learning-curve", "--arch", "fc", "--target", "sawtooth:L=2", "--n", "10,-3"], "must be >= 1"),
+    (["learning-curve", "--arch", "fc", "--target", "sawtooth:L=2", "--n", "10", "--ridge", "-1"],
+     "--ridge"),
+    (["learning-curve", "--arch", "fc", "--target", "sawtooth:L=2", "--n", "10", "--seeds", "0"],
+     "--seeds"),
+    (["sample-complexity", "--arch", "fc", "--target", "sawtooth:L=2", "--eps", "1.5"], "--eps"),
+    (["kernel", "--arch", "fc", "--domain", "hypercube:d=15", "--all-points", "--out", "K.npy"],
+     "D <= 14"),
+]
+
+
+@pytest.mark.parametrize("argv,message", CLI_CASES)
+def test_cli_bad_input_one_line_exit_2(cli, argv, message, tmp_path):
+    r = cli(*argv, "--json", cwd=tmp_path)
+    assert r.returncode == 2, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1, r.stderr
+    assert lines[0].startswith("ntkgap: error: ")
+    assert message in lines[0]
+    assert "Traceback" not in r.stderr
+    assert r.stdout == ""
+    assert os.listdir(tmp_path) == []
+
+
+def test_cli_help_lists_verbs(cli):
+    r = cli("--help")
+    assert r.returncode == 0
+    for v in ("spectrum", "eigenvalues", "kernel", "learning-curve", "sample-complexity"):
+        assert v in r.stdout
+
+
+def test_json_is_exactly_one_object(cli):
+    r = cli("spectrum", "--target", "parity:d=8,k=2", "--json")
+    assert r.returncode == 0, r.stderr
+    obj = json.loads(r.stdout)
+    assert isinstance(obj, dict) and r.stdout.count("\n") == 1
+    assert r.stderr == ""
