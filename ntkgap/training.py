@@ -1,0 +1,229 @@
+"""Training finite-width networks from the shared architecture specs, with
+optax, vmapped over seeds.
+
+The model is the stax network of ``arch.stax(width)``; with ``alpha`` set it
+is the centred, rescaled model alpha (f(theta) - f(theta_0)) of Chizat,
+Oyallon & Bach 2019 (loss divided by alpha^2, so large alpha is the lazy,
+linearised regime whose GD limit is the NTK predictor; small alpha learns
+features). ``param="mf"`` instead multiplies the output by 1/sqrt(width)
+(the mean-field / muP-style scaling of the readout; Mei, Montanari & Nguyen
+2018), the rich regime.
+
+One jitted function runs ``eval_every`` steps (a lax.scan) for all seeds at
+once (jax.vmap), then scores the validation split and keeps, per seed, the
+best validation checkpoint; it is compiled once and reused for every chunk.
+Early stopping ends the run when no seed improved for ``patience`` checks.
+"""
+from __future__ import annotations
+
+import time
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import optax
+
+from ntkgap import memory, progress
+from ntkgap.errors import UsageError
+from ntkgap.seeds import derive
+
+TRACE_COUNT = {"chunk": 0}   # incremented at trace time: tests assert one compilation
+
+
+class TrainConfig(NamedTuple):
+    steps: int = 5000
+    lr: float = 1e-3
+    optimizer: str = "adam"          # adam | sgd
+    schedule: str = "constant"       # constant | cosine
+    batch: int = 0                   # 0: full batch
+    eval_every: int = 100
+    patience: int = 0                # 0: no early stopping (best checkpoint still kept)
+    val_frac: float = 0.2
+    alpha: float | None = None       # centred alpha (f - f0) model when set
+    param: str = "ntk"               # ntk | mf
+    weight_decay: float = 0.0
+    dtype: str = "float32"
+    checkpoint: str = "best"         # best (validation) | last
+
+
+def validate(cfg: TrainConfig) -> None:
+    checks = [(cfg.steps >= 1, f"steps={cfg.steps} must be >= 1"),
+              (cfg.lr > 0 and np.isfinite(cfg.lr), f"lr={cfg.lr} must be > 0"),
+              (cfg.optimizer in ("adam", "sgd"), f"optimizer={cfg.optimizer} (allowed: adam, sgd)"),
+              (cfg.schedule in ("constant", "cosine"), f"schedule={cfg.schedule} (allowed: constant, cosine)"),
+              (cfg.batch >= 0, f"batch={cfg.batch} must be >= 0"),
+              (cfg.eval_every >= 1, f"eval_every={cfg.eval_every} must be >= 1"),
+              (cfg.patience >= 0, f"patience={cfg.patience} must be >= 0"),
+              (0 < cfg.val_frac < 1, f"val_frac={cfg.val_frac} must lie in (0, 1)"),
+              (cfg.alpha is None or cfg.alpha > 0, f"alpha={cfg.alpha} must be > 0"),
+              (cfg.param in ("ntk", "mf"), f"param={cfg.param} (allowed: ntk, mf)"),
+              (cfg.weight_decay >= 0, f"weight_decay={cfg.weight_decay} must be >= 0"),
+              (cfg.dtype in ("float32", "float64"), f"dtype={cfg.dtype} (allowed: float32, float64)"),
+              (cfg.checkpoint in ("best", "last"), f"checkpoint={cfg.checkpoint} (allowed: best, last)")]
+    for ok, msg in checks:
+        if not ok:
+            raise UsageError(f"training: {msg}")
+
+
+def _optimizer(cfg):
+    lr = (optax.cosine_decay_schedule(cfg.lr, cfg.steps) if cfg.schedule == "cosine" else cfg.lr)
+    if cfg.optimizer == "adam":
+        opt = optax.adamw(lr, weight_decay=cfg.weight_decay) if cfg.weight_decay else optax.adam(lr)
+    else:
+        opt = optax.sgd(lr)
+        if cfg.weight_decay:
+            opt = optax.chain(optax.add_decayed_weights(cfg.weight_decay), opt)
+    return opt
+
+
+class _State(NamedTuple):
+    params: object
+    opt_state: object
+    best: object
+    best_val: jnp.ndarray
+    best_step: jnp.ndarray
+    key: jnp.ndarray
+    step: jnp.ndarray
+
+
+def _make(apply_fn, cfg, width, params0_template):
+    scale = 1.0 / np.sqrt(width) if cfg.param == "mf" else 1.0
+    opt = _optimizer(cfg)
+
+    def model(params, params0, x):
+        out = apply_fn(params, x)[:, 0] * scale
+        if cfg.alpha is not None:
+            out = cfg.alpha * (out - apply_fn(params0, x)[:, 0] * scale)
+        return out
+
+    def loss_fn(params, params0, x, y):
+        r = model(params, params0, x) - y
+        loss = jnp.mean(r ** 2)
+        return loss / cfg.alpha ** 2 if cfg.alpha is not None else loss
+
+    def chunk(state, params0, xtr, ytr, xva, yva):
+        TRACE_COUNT["chunk"] += 1
+        n = xtr.shape[0]
+
+        def step(st, _):
+            key, sub = jax.random.split(st.key)
+            if cfg.batch and cfg.batch < n:
+                idx = jax.random.randint(sub, (cfg.batch,), 0, n)
+                xb, yb = xtr[idx], ytr[idx]
+            else:
+                xb, yb = xtr, ytr
+            loss, g = jax.value_and_grad(loss_fn)(st.params, params0, xb, yb)
+            upd, ost = opt.update(g, st.opt_state, st.params)
+            return st._replace(params=optax.apply_updates(st.params, upd), opt_state=ost,
+                               key=key, step=st.step + 1), loss
+
+        state, losses = jax.lax.scan(step, state, None, length=cfg.eval_every)
+        val = jnp.mean((model(state.params, params0, xva) - yva) ** 2)
+        better = val < state.best_val
+        best = jax.tree_util.tree_map(lambda b, p: jnp.where(better, p, b), state.best, state.params)
+        state = state._replace(best=best, best_val=jnp.where(better, val, state.best_val),
+                               best_step=jnp.where(better, state.step, state.best_step))
+        return state, jnp.mean(losses), val
+
+    return model, opt, jax.jit(jax.vmap(chunk, in_axes=(0, 0, 0, 0, 0, 0)))
+
+
+def train(arch, width: int, target, n: int, *, seeds, cfg: TrainConfig = TrainConfig(),
+          n_test: int = 2000, vmap: bool = True, return_predictions: bool = False) -> dict:
+    """Train ``len(seeds)`` networks (one per seed: data, init, batches) and
+    score each at its best validation checkpoint. Errors are relative to
+    the target's variance ``target_variance`` (exact) when available."""
+    validate(cfg)
+    seeds = [int(s) for s in seeds]
+    if not seeds:
+        raise UsageError("training: give at least one seed")
+    if width < 1:
+        raise UsageError(f"training: width={width} must be >= 1")
+    if not vmap and len(seeds) > 1:
+        runs = [train(arch, width, target, n, seeds=[s], cfg=cfg, n_test=n_test,
+                      return_predictions=return_predictions) for s in seeds]
+        return _merge(runs)
+    dom = target.domain
+    arch.check_domain(dom)
+    n_val = max(1, int(round(cfg.val_frac * n)))
+    n_tr = n - n_val
+    if n_tr < 1:
+        raise UsageError(f"training: n={n} leaves no training points after the validation split")
+    dtype = jnp.float32 if cfg.dtype == "float32" else jnp.float64
+    init_fn, apply_fn, _ = arch.stax(width)
+    xs, ys, xts, yts = [], [], [], []
+    for s in seeds:
+        x = dom.sample(n, seed=derive(s, "train", n))
+        xt = dom.sample(n_test, seed=derive(s, "test", n))
+        xs.append(arch.inputs(dom, x)); ys.append(target(x))
+        xts.append(arch.inputs(dom, xt)); yts.append(target(xt))
+    X = jnp.asarray(np.stack(xs), dtype)
+    Y = jnp.asarray(np.stack(ys), dtype)
+    in_shape = (-1,) + X.shape[2:]
+    keys = jnp.stack([jax.random.PRNGKey(derive(s, "init")) for s in seeds])
+    params0 = jax.vmap(lambda k: init_fn(k, in_shape)[1])(keys)
+    params0 = jax.tree_util.tree_map(lambda p: p.astype(dtype), params0)
+    n_params = sum(int(np.prod(p.shape[1:])) for p in jax.tree_util.tree_leaves(params0))
+    memory.check(len(seeds) * (n_params * 8 * (4 if cfg.optimizer == "adam" else 2)
+                               + (cfg.batch or n_tr) * width * 8 * 6 * max(1, _depth(arch))),
+                 f"training {len(seeds)} networks of {n_params} parameters")
+    model, opt, chunk = _make(apply_fn, cfg, width, params0)
+    var = float(getattr(target, "variance", np.var(np.concatenate(yts))))
+    state = _State(params0, jax.vmap(opt.init)(params0), params0,
+                   jnp.full(len(seeds), jnp.inf, dtype), jnp.zeros(len(seeds), jnp.int32),
+                   jnp.stack([jax.random.PRNGKey(derive(s, "batches")) for s in seeds]),
+                   jnp.zeros(len(seeds), jnp.int32))
+    xtr, ytr, xva, yva = X[:, :n_tr], Y[:, :n_tr], X[:, n_tr:], Y[:, n_tr:]
+    curve, start, since_best, last_best = [], time.perf_counter(), 0, None
+    n_chunks = -(-cfg.steps // cfg.eval_every)
+    with progress.bar(total=n_chunks * cfg.eval_every, desc=f"train w={width} n={n}") as bar:
+        for c in range(n_chunks):
+            state, tl, vl = chunk(state, params0, xtr, ytr, xva, yva)
+            tl, vl = np.asarray(tl), np.asarray(vl)
+            curve.append({"step": (c + 1) * cfg.eval_every, "train_loss": tl.tolist(),
+                          "val_mse": (vl / var).tolist()})
+            bar.update(cfg.eval_every)
+            bv = np.asarray(state.best_val)
+            since_best = 0 if last_best is None or np.any(bv < last_best) else since_best + 1
+            last_best = bv
+            if cfg.patience and since_best >= cfg.patience:
+                break
+    seconds = time.perf_counter() - start
+    test, train_err, preds = [], [], []
+    final = state.best if cfg.checkpoint == "best" else state.params
+    for i in range(len(seeds)):
+        best_i = jax.tree_util.tree_map(lambda p: p[i], final)
+        p0_i = jax.tree_util.tree_map(lambda p: p[i], params0)
+        pred = np.asarray(model(best_i, p0_i, jnp.asarray(xts[i], dtype)), np.float64)
+        test.append(float(np.mean((pred - yts[i]) ** 2) / var))
+        preds.append(pred)
+        ptr = np.asarray(model(best_i, p0_i, xtr[i]), np.float64)
+        train_err.append(float(np.mean((ptr - np.asarray(ytr[i], np.float64)) ** 2) / var))
+    out = {"test_mse": float(np.mean(test)), "test_mse_std": float(np.std(test)),
+            "test_mse_per_seed": test, "train_mse": float(np.mean(train_err)),
+            "steps": int(np.asarray(state.step)[0]), "best_step": np.asarray(state.best_step).tolist(),
+            "seconds": seconds, "n_params": n_params, "seeds": seeds, "width": width,
+            "n_train": n_tr, "n_val": n_val, "loss_curve": curve, "config": cfg._asdict(),
+            "arch_reads": arch.reads(dom)}
+    if return_predictions:
+        out["test_predictions"] = preds
+    return out
+
+
+def _depth(arch):
+    return arch.spec["depth"] if arch.name == "fc" else arch.spec["L"]
+
+
+def _merge(runs):
+    test = [t for r in runs for t in r["test_mse_per_seed"]]
+    out = dict(runs[0])
+    out.update(test_mse=float(np.mean(test)), test_mse_std=float(np.std(test)), test_mse_per_seed=test,
+               train_mse=float(np.mean([r["train_mse"] for r in runs])),
+               seconds=float(sum(r["seconds"] for r in runs)),
+               seeds=[s for r in runs for s in r["seeds"]],
+               best_step=[b for r in runs for b in r["best_step"]],
+               steps=max(r["steps"] for r in runs))
+    if "test_predictions" in runs[0]:
+        out["test_predictions"] = [p for r in runs for p in r["test_predictions"]]
+    return out

@@ -1,0 +1,111 @@
+"""Finite networks: the exact sawtooth network, the lazy limit against the
+NTK predictor, the sparse-parity witness, vmap/seed determinism."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from ntkgap import kernels, krr, ntk_predictor, sawtooth_net, training
+from ntkgap.arch import parse_arch
+from ntkgap.domains import Circle
+from ntkgap.targets import parse_target
+
+
+@pytest.mark.parametrize("L", range(1, 11))
+def test_exact_sawtooth_network_equals_g_L(L):
+    theta = np.linspace(0, 2 * np.pi, 200_001)[:-1]
+    target = parse_target(f"sawtooth:L={L}")
+    want = target(theta)
+    # independent reference: the triangle wave with 2^(L-1) teeth, closed form
+    v = np.mod(2 ** (L - 1) * theta / (2 * np.pi), 1.0)
+    np.testing.assert_allclose(want, 0.5 - np.abs(2 * v - 1), atol=1e-12)
+    got = sawtooth_net.apply(sawtooth_net.exact_params(L), Circle.angle(theta))
+    np.testing.assert_allclose(got, want, atol=1e-12, rtol=0)
+    assert sawtooth_net.n_params(L) == 6 * L + 1 == target.architecture()["exact_relu_params"]
+
+
+@pytest.mark.parametrize("L", [1, 4, 9])
+def test_exact_network_lives_in_the_depth_L_stax_architecture(L):
+    arch = parse_arch(f"fc:depth={L},input=angle,b_std=0.5,W_std=1.3")
+    _, apply_fn, _ = arch.stax(2)
+    params = sawtooth_net.to_stax(L, W_std=1.3, b_std=0.5)
+    theta = Circle().sample(5000, seed=L)
+    out = np.asarray(apply_fn(params, jnp.asarray(arch.inputs(Circle(), theta))))[:, 0]
+    np.testing.assert_allclose(out, parse_target(f"sawtooth:L={L}")(theta), atol=1e-10)
+
+
+def test_lazy_network_approaches_ntk_predictor_as_width_grows():
+    arch = parse_arch("fc:depth=1")
+    target = parse_target("bandlimited:K=3,seed=2")
+    n, n_val = 25, 5  # the trainer holds out 20% for validation: the NTK fits the same 20
+    from ntkgap.seeds import derive
+    x = Circle().sample(n, seed=derive(0, "train", n))
+    xtr = arch.inputs(Circle(), x[: n - n_val])
+    xt = Circle().sample(2000, seed=derive(0, "test", n))
+    sol = krr.fit(kernels.gram(arch, xtr), target(x[: n - n_val]))
+    ntk_pred = sol.predict(kernels.gram(arch, arch.inputs(Circle(), xt), xtr))
+    dist = []
+    for width in (64, 512, 4096):
+        cfg = training.TrainConfig(steps=6000, lr=2.0, optimizer="sgd", alpha=100.0, eval_every=500,
+                                   dtype="float64", checkpoint="last")
+        r = training.train(arch, width, target, n, seeds=[0], cfg=cfg, return_predictions=True)
+        # relative L2 distance between the trained net and the NTK predictor on test points
+        net = r["test_predictions"][0]
+        dist.append(np.linalg.norm(net - ntk_pred) / np.linalg.norm(ntk_pred))
+        assert r["train_mse"] < 1e-3
+    assert dist[0] > dist[1] > dist[2]
+    assert dist[2] < 0.1
+
+
+def test_sparse_parity_network_beats_ntk_regression():
+    target = parse_target("parity:d=12,k=3")
+    arch = parse_arch("fc:depth=1")
+    n = 600
+    ntk = np.mean([ntk_predictor.evaluate(arch, target, n, seed=s, variance=1.0)["test_mse"] for s in (0, 1)])
+    cfg = training.TrainConfig(steps=4000, lr=1e-2, weight_decay=1e-2, batch=64, eval_every=200)
+    net = training.train(arch, 256, target, n, seeds=[0, 1], cfg=cfg)
+    assert ntk > 0.5
+    assert net["test_mse"] < 0.1
+
+
+def _cfg(**kw):
+    return training.TrainConfig(steps=300, lr=3e-3, batch=32, eval_every=50, dtype="float64", **kw)
+
+
+def test_vmapped_seeds_equal_sequential_runs():
+    arch, target = parse_arch("fc:depth=2"), parse_target("tree:d=16,L=2,arity=2,node=linear-plus")
+    together = training.train(arch, 64, target, 200, seeds=[3, 4, 5], cfg=_cfg())
+    apart = training.train(arch, 64, target, 200, seeds=[3, 4, 5], cfg=_cfg(), vmap=False)
+    np.testing.assert_allclose(together["test_mse_per_seed"], apart["test_mse_per_seed"], rtol=1e-9)
+    assert together["best_step"] == apart["best_step"]
+
+
+def test_same_seed_gives_identical_numbers_and_compiles_once():
+    arch, target = parse_arch("tree:arity=2,L=2"), parse_target("tree:d=16,L=2,arity=2,node=parity")
+    training.TRACE_COUNT["chunk"] = 0
+    a = training.train(arch, 32, target, 100, seeds=[7, 8], cfg=_cfg())
+    assert training.TRACE_COUNT["chunk"] == 1   # 6 chunks of steps, one trace
+    b = training.train(arch, 32, target, 100, seeds=[7, 8], cfg=_cfg())
+    assert a["test_mse_per_seed"] == b["test_mse_per_seed"]
+    assert a["loss_curve"] == b["loss_curve"]
+    c = training.train(arch, 32, target, 100, seeds=[9, 8], cfg=_cfg())
+    assert c["test_mse_per_seed"][0] != a["test_mse_per_seed"][0]
+    assert c["test_mse_per_seed"][1] == a["test_mse_per_seed"][1]
+
+
+def test_early_stopping_keeps_best_checkpoint():
+    arch, target = parse_arch("fc:depth=1"), parse_target("parity:d=10,k=2")
+    cfg = training.TrainConfig(steps=5000, lr=1e-2, eval_every=50, patience=3, dtype="float64")
+    r = training.train(arch, 64, target, 60, seeds=[0], cfg=cfg)
+    vals = [c["val_mse"][0] for c in r["loss_curve"]]
+    assert r["steps"] < 5000
+    best = int(np.argmin(vals))
+    assert r["best_step"][0] == r["loss_curve"][best]["step"]
+
+
+@pytest.mark.parametrize("kw,msg", [({"steps": 0}, "steps"), ({"lr": -1.0}, "lr"),
+                                    ({"optimizer": "lbfgs"}, "optimizer"), ({"val_frac": 1.5}, "val_frac")])
+def test_bad_training_config(kw, msg):
+    from ntkgap.errors import UsageError
+    with pytest.raises(UsageError, match=msg):
+        training.validate(training.TrainConfig(**kw))
