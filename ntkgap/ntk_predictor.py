@@ -25,7 +25,10 @@ def evaluate(arch, target, n: int, *, seed: int, n_test: int = 2000, ridge: floa
     k_train = kernels.gram(arch, xi, kind=kind)
     sol = krr.fit(k_train, y, ridge=ridge)
     pred = sol.predict(kernels.gram(arch, xti, xi, kind=kind))
-    var = variance if variance is not None else float(np.var(yt))
+    if variance is None:
+        from ntkgap.spectra import target_variance
+        variance = target_variance(target)
+    var = variance
     return {"test_mse": float(np.mean((pred - yt) ** 2)) / var,
             "train_mse": float(np.mean((k_train @ sol.alpha - y) ** 2)) / var,
             **sol.info()}

@@ -169,7 +169,8 @@ def train(arch, width: int, target, n: int, *, seeds, cfg: TrainConfig = TrainCo
                                + (cfg.batch or n_tr) * width * 8 * 6 * max(1, _depth(arch))),
                  f"training {len(seeds)} networks of {n_params} parameters")
     model, opt, chunk = _make(apply_fn, cfg, width, params0)
-    var = float(getattr(target, "variance", np.var(np.concatenate(yts))))
+    from ntkgap.spectra import target_variance
+    var = target_variance(target)
     state = _State(params0, jax.vmap(opt.init)(params0), params0,
                    jnp.full(len(seeds), jnp.inf, dtype), jnp.zeros(len(seeds), jnp.int32),
                    jnp.stack([jax.random.PRNGKey(derive(s, "batches")) for s in seeds]),
