@@ -9,6 +9,8 @@ JOBS ?= 2
 export PYTHONUNBUFFERED := 1
 
 .PHONY: all env figures test bench clean distclean
+.NOTPARALLEL:
+.SECONDARY:
 
 all: figures
 
@@ -22,8 +24,34 @@ $(STAMP): requirements.lock setup.cfg pyproject.toml
 	$(VENV)/bin/pip install --quiet --no-deps --no-build-isolation --disable-pip-version-check -e .
 	@touch $@
 
-figures: $(STAMP)
-	$(PY) -m ntkgap figures --profile $(PROFILE) --jobs $(JOBS)
+# experiments -> results (resumable, keyed by cell) -> figures -> REPORT.md
+EXPS := e1_spectra zoo e3b_parity e6_lazy_rich e2_control e3a_sawtooth e4_trees
+FIGS := e1_spectra e2_control e3a_sawtooth e3b_parity e4_trees e5_theory e6_lazy_rich e7_dichotomy spectra
+RUN = results/.done-$(PROFILE)-
+STYLE := experiments/figures/style.py experiments/analysis.py
+FIGFILES := $(FIGS:%=figures/%.png)
+
+figures: REPORT.md
+
+REPORT.md: $(FIGFILES) experiments/report.py $(EXPS:%=$(RUN)%)
+	$(PY) experiments/report.py $(PROFILE)
+
+$(RUN)%: experiments/%.toml $(STAMP)
+	$(PY) -m ntkgap run $< --profile $(PROFILE) --jobs $(JOBS)
+	@touch $@
+
+figures/%.png: experiments/figures/fig_%.py $(STYLE)
+	$(PY) $<
+
+figures/e1_spectra.png: $(RUN)e1_spectra
+figures/e2_control.png: $(RUN)e2_control
+figures/e3a_sawtooth.png: $(RUN)e3a_sawtooth
+figures/e3b_parity.png: $(RUN)e3b_parity
+figures/e4_trees.png: $(RUN)e4_trees
+figures/e5_theory.png: $(RUN)e4_trees $(RUN)e3b_parity $(RUN)e3a_sawtooth
+figures/e6_lazy_rich.png: $(RUN)e6_lazy_rich
+figures/e7_dichotomy.png: $(RUN)zoo $(RUN)e4_trees
+figures/spectra.png: $(RUN)zoo
 
 test: $(STAMP)
 	$(PY) -m pytest tests

@@ -270,8 +270,27 @@ def _train(args):
                    f"{r['steps']} steps, {r['seconds']:.1f} s")
 
 
+# ------------------------------------------------------------- experiments
+def _run_args(p):
+    p.add_argument("config", help="experiment config (experiments/*.toml)")
+    p.add_argument("--profile", default="quick", help="quick or full [quick]")
+    p.add_argument("--jobs", type=_int_at_least(1), default=2, help="local worker processes [2]")
+    p.add_argument("--executor", default="local", choices=("local", "dask"))
+    p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --executor dask)")
+
+
+@verb("run", "run an experiment's cells that are not stored yet (resumable)")
+def _run(args):
+    from ntkgap import runner
+    r = runner.run(args.config, args.profile, jobs=args.jobs, executor=args.executor,
+                   scheduler=args.scheduler)
+    _emit(args, r, f"{r['experiment']} [{r['profile']}]: {r['cells']} cells, {r['computed']} computed, "
+                   f"{r['reused']} reused, {r['seconds']:.1f} s")
+
+
 _ARGS = {"spectrum": _spectrum_args, "eigenvalues": _eigenvalues_args, "kernel": _kernel_args,
-         "learning-curve": _curve_args, "sample-complexity": _sc_args, "train": _train_args}
+         "learning-curve": _curve_args, "sample-complexity": _sc_args, "train": _train_args,
+         "run": _run_args}
 
 
 def build_parser() -> argparse.ArgumentParser:

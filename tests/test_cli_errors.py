@@ -114,3 +114,20 @@ def test_json_is_exactly_one_object(cli):
     obj = json.loads(r.stdout)
     assert isinstance(obj, dict) and r.stdout.count("\n") == 1
     assert r.stderr == ""
+
+
+def test_memory_guard_refuses_before_allocating(cli, tmp_path):
+    r = cli("kernel", "--arch", "fc", "--domain", "hypercube:d=14", "--all-points", "--out",
+            str(tmp_path / "K.npy"), env={"NTKGAP_MEMORY_LIMIT": "64M"})
+    assert r.returncode == 2
+    assert "needs about" in r.stderr and "memory limit of 64.0 MiB" in r.stderr
+    assert not os.path.exists(tmp_path / "K.npy")
+
+
+def test_kernel_cli_writes_the_full_gram(cli, tmp_path):
+    import numpy as np
+    out = tmp_path / "K.npy"
+    r = cli("kernel", "--arch", "fc:depth=2", "--domain", "hypercube:d=6", "--all-points", "--out", str(out))
+    assert r.returncode == 0, r.stderr
+    K = np.load(out)
+    assert K.shape == (64, 64) and np.allclose(K, K.T)

@@ -1,0 +1,168 @@
+"""REPORT.md and results/summary.json from the stored results: each claim's
+measured number with its CI, the paper's number, and a verdict computed
+here from the numbers (never typed by hand)."""
+import json
+import os
+import sys
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import analysis  # noqa: E402
+
+from ntkgap import runner, scaling  # noqa: E402
+from ntkgap.files import atomic_write, dumps  # noqa: E402
+
+PROFILE = sys.argv[1] if len(sys.argv) > 1 else "quick"
+claims = []
+
+
+def claim(cid, text, paper, measured, verdict, detail):
+    claims.append({"id": cid, "claim": text, "paper": paper, "measured": measured,
+                   "verdict": verdict, "detail": detail})
+
+
+def verdict_range(value, lo, hi, ok, bad):
+    if value is None:
+        return "inconclusive at this profile's scale"
+    return "supported" if ok(value, lo, hi) else ("not supported" if bad(value, lo, hi)
+                                                   else "inconclusive at this profile's scale")
+
+
+# E1: circle decay exponent per depth (CI: spread over fitting windows)
+slopes = []
+for cell, r in runner.results("e1_spectra", "eigen"):
+    if cell["domain"] == "circle":
+        k, lam = np.array(r["k"]), np.array(r["eigenvalue"])
+        win = [np.polyfit(np.log(k[a:b]), np.log(lam[a:b]), 1)[0]
+               for a, b in ((8, 129), (16, 257), (32, 257), (8, 257))]
+        slopes.append((cell["arch"], win[-1], min(win), max(win)))
+if slopes:
+    worst = max(abs(s[1] + 2) for s in slopes)
+    claim("E1", "ReLU-NTK eigenvalues on the circle decay like k^-2", "exponent -2",
+          {a: {"value": v, "lo": lo, "hi": hi} for a, v, lo, hi in slopes},
+          "supported" if worst < 0.15 else "not supported",
+          f"fitted exponents {', '.join(f'{v:.3f} [{lo:.3f}, {hi:.3f}]' for _, v, lo, hi in slopes)} "
+          "(range over fitting windows k in 8..128, 16..256, 32..256)")
+
+# E2: no gap on band-limited targets: log10(NTK / net) at the largest n
+ntk2, net2 = analysis.curves("e2_control", "ntk"), analysis.curves("e2_control", "net")
+gaps = {}
+for (t, a), c in ntk2.items():
+    nets = [v for k, v in net2.items() if k[0] == t]
+    if nets:
+        n = max(set(c) & set(nets[0]))
+        m = min(len(c[n]), len(nets[0][n]))
+        mat = np.log10(np.array(c[n][:m])) - np.log10(np.array(nets[0][n][:m]))
+        gaps[t] = scaling.bootstrap(lambda s: float(np.mean(s)), mat, seed=2, B=500) | {"n": n}
+if gaps:
+    worst = max(g["value"] for g in gaps.values())
+    claim("E2", "no kernel-network gap on band-limited targets", "no gap",
+          gaps, "supported" if worst < 0.5 else "not supported",
+          "log10(NTK error / net error) at the largest n: " +
+          ", ".join(f"{t}: {g['value']:.2f} [{g['lo']:.2f}, {g['hi']:.2f}] at n={g['n']}" for t, g in gaps.items())
+          + "; supported when the NTK is within a factor ~3 (log10 < 0.5) of the network")
+
+# E3a: growth of NTK n* with L from theory; paper Omega(4^L)
+th = analysis.theory("e3a_sawtooth")
+for eps in ("0.1",):
+    L, ns = [], []
+    for (t, a), r in th.items():
+        v = r["n_star"].get(eps)
+        if v and not v["censored"]:
+            L.append(analysis.depth_of(t)); ns.append(v["n_star"])
+    if len(L) >= 3:
+        o = np.argsort(L)
+        L, ns = np.array(L)[o], np.array(ns, float)[o]
+        fit = scaling.growth_fit(L, ns)
+        # CI for beta: bootstrap over depth levels
+        pairs = np.stack([L, np.log(ns)], 1)
+        ci = scaling.bootstrap(lambda s: float(np.exp(np.polyfit(s[:, 0], s[:, 1], 1)[0]))
+                               if len(set(s[:, 0])) > 1 else np.nan, pairs, seed=3, B=500)
+        per_level = (ns[1:] / ns[:-1]).tolist()
+        beta = fit["exponential"]["beta"]
+        claim("E3a", "NTK sample complexity of the depth-L sawtooth grows like 4^L", "beta >= 4 (Omega(4^L))",
+              {"beta": beta, "lo": ci["lo"], "hi": ci["hi"], "per_level_ratio": per_level,
+               "preferred_model": fit["preferred"], "L": L.tolist(), "n_star": ns.tolist()},
+              "supported" if ci["lo"] is not None and ci["lo"] >= 3.5 else
+              ("not supported" if ci["hi"] is not None and ci["hi"] < 3.5 else "inconclusive at this profile's scale"),
+              f"eigenlearning n*(0.1) for L={L.min()}..{L.max()}: fitted growth base beta = {beta:.2f} "
+              f"[{ci['lo']:.2f}, {ci['hi']:.2f}] ({fit['preferred']} preferred by AIC); per-level ratios "
+              + ", ".join(f"{x:.2f}" for x in per_level) + "; the exact ReLU network needs 6L+1 parameters")
+
+# E3b: orders of magnitude between NTK and the network on sparse parity
+ntk3, net3 = analysis.curves("e3b_parity", "ntk"), analysis.curves("e3b_parity", "net")
+for (t, a), c in ntk3.items():
+    nets = [v for k, v in net3.items() if k[0] == t]
+    if not nets:
+        continue
+    common = sorted(set(c) & set(nets[0]))
+    best_n = max(common, key=lambda n: np.mean(np.log10(c[n])) - np.mean(np.log10(nets[0][n])))
+    m = min(len(c[best_n]), len(nets[0][best_n]))
+    mat = np.log10(np.array(c[best_n][:m])) - np.log10(np.array(nets[0][best_n][:m]))
+    ci = scaling.bootstrap(lambda s: float(np.mean(s)), mat, seed=4, B=500)
+    v = ci["value"]
+    claim("E3b", f"on {t} the SGD-trained net beats NTK regression by 4-6 orders of magnitude at comparable n",
+          "4-6 orders of magnitude", {"orders": v, "lo": ci["lo"], "hi": ci["hi"], "n": best_n},
+          "supported" if ci["lo"] >= 4 else ("not supported" if ci["hi"] < 1 else
+                                             "inconclusive at this profile's scale"),
+          f"largest gap over n: log10(NTK / net) = {v:.2f} [{ci['lo']:.2f}, {ci['hi']:.2f}] at n={best_n}; "
+          "a gap of 1-4 orders is a real but smaller gap than the paper's")
+
+# E4: exponential growth in L for the NTK, not for the depth-aware tree net
+ntk4 = analysis.theory("e4_trees")
+net4 = analysis.curves("e4_trees", "net")
+for node in ("linear-plus", "parity"):
+    Lk, nk = [], []
+    for (t, a), r in ntk4.items():
+        v = r["n_star"].get(str(analysis.EPS))
+        if analysis.node_of(t) == node and v and not v["censored"]:
+            Lk.append(analysis.depth_of(t)); nk.append(v["n_star"])
+    Lt, nt_, cens = [], [], 0
+    for (t, a), c in net4.items():
+        if analysis.node_of(t) == node and a.startswith("tree"):
+            r = analysis.n_star_with_ci(c)
+            if r["censored"]:
+                cens += 1
+            else:
+                Lt.append(analysis.depth_of(t)); nt_.append(r["n_star"])
+    if len(Lk) >= 2:
+        fk = scaling.growth_fit(np.array(Lk), np.array(nk))
+        beta_k = fk["exponential"]["beta"]
+        beta_t = scaling.growth_fit(np.array(Lt), np.array(nt_))["exponential"]["beta"] if len(Lt) >= 2 else None
+        ok = beta_t is not None and beta_k > 2 * beta_t and cens == 0
+        claim(f"E4-{node}", f"tree targets (node={node}): NTK n* grows exponentially in L, the tree net's does not",
+              "NTK exponential in L; network polynomial",
+              {"ntk_beta": beta_k, "ntk_preferred": fk["preferred"], "tree_net_beta": beta_t,
+               "tree_net_censored": cens, "L_ntk": Lk, "n_star_ntk": nk, "L_tree": Lt, "n_star_tree": nt_},
+              "supported" if ok else ("inconclusive at this profile's scale" if beta_t is None or cens else "not supported"),
+              f"NTK (eigenlearning) growth base {beta_k:.2f} ({fk['preferred']} preferred); tree net "
+              + (f"growth base {beta_t:.2f}" if beta_t else "too few uncensored depths")
+              + (f", {cens} depth(s) not reached by the largest n" if cens else ""))
+
+captions = {
+    "e1_spectra": "E1. Left: circle eigenvalues of the ReLU NTK for fc depths 1-4 with fitted log-log slopes (paper: k^-2). Right: hypercube eigenvalue per character vs degree k (d = 64, 1000). Axes: frequency/degree (dimensionless), eigenvalue (kernel units).",
+    "e2_control": "E2. Band-limited circle targets: relative test MSE (MSE / Var f) vs training samples n for NTK regression and trained fc:depth=2 networks (mean +- std over seeds). Paper: no gap.",
+    "e3a_sawtooth": "E3a. Left: NTK sample complexity n*(eps) of the sawtooth vs depth L (eigenlearning lines; empirical KRR points with 95% bootstrap CIs) against the 6L+1 parameters of the exact ReLU network. Right: relative test MSE that trained networks reached from random initialisation, by which input they read (angle u or (cos, sin)); the exact network's optimum is 0.",
+    "e3b_parity": "E3b. Sparse parity: relative test MSE vs n for NTK regression (points, mean +- std), eigenlearning (dashed) and a minibatch-Adam two-layer ReLU network (width 256, 4000 steps in the quick profile).",
+    "e4_trees": "E4. Compositional trees on the hypercube: n*(eps = 0.1) vs tree depth L for the NTK (eigenlearning and empirical KRR), an fc:depth=2 network and the depth-aware tree network; triangles mark n* not reached by the largest n.",
+    "e5_theory": "E5. Eigenlearning learning curves (lines) against empirical NTK regression (points, mean +- std over seeds); relative test MSE vs n.",
+    "e6_lazy_rich": "E6. Centred alpha (f - f0) networks on parity:d=12,k=3 at n = 600: relative test MSE vs output scale alpha; dashed: NTK regression on the same n. Large alpha is the lazy regime.",
+    "e7_dichotomy": "E7. Left: NTK n*(0.1) (eigenlearning) of zoo targets vs their average Walsh degree (Fourier complexity). Right: empirical n*(0.1) of the depth-aware tree network vs the number of constituents (architectural complexity).",
+    "spectra": "Spectra of the zoo: share of variance per frequency (circle) and per Walsh degree (hypercube).",
+}
+
+lines = [f"# ntkgap report ({PROFILE} profile)", "",
+         "Generated by `experiments/report.py` from `results/`; every number below is computed from stored "
+         "results. Verdicts: *supported*, *not supported*, or *inconclusive at this profile's scale*.", "",
+         "| claim | paper | measured | verdict |", "|---|---|---|---|"]
+for c in claims:
+    lines.append(f"| {c['id']}: {c['claim']} | {c['paper']} | {c['detail']} | **{c['verdict']}** |")
+lines += ["", "## Figures", ""]
+for name, cap in captions.items():
+    lines += [f"![{name}](figures/{name}.png)", "", f"*{cap}*", ""]
+lines += ["## Budgets", "", "Network training budgets are those in `experiments/*.toml` "
+          f"([{PROFILE}] tables): steps, learning rate, batch, width and seeds per cell."]
+atomic_write("REPORT.md", "\n".join(lines) + "\n")
+atomic_write(os.path.join(runner.RESULTS, "summary.json"), dumps({"profile": PROFILE, "claims": claims}, indent=1))
+print(f"REPORT.md: {len(claims)} claims: " + ", ".join(f"{c['id']} {c['verdict']}" for c in claims))

@@ -1,0 +1,182 @@
+"""The experiment runner: validation, resumption after SIGKILL, determinism,
+the Dask path, and a smoke run of every experiment's cheapest cells."""
+import glob
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from ntkgap import runner
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+TINY = """
+name = "tiny"
+title = "tiny"
+[quick]
+[[quick.grid]]
+method = "ntk"
+target = "parity:d=8,k=2"
+arch = "fc:depth=1"
+n = [20, 40, 60, 80, 100, 120, 140, 160]
+seed = [0, 1]
+[[quick.grid]]
+method = "theory"
+target = "parity:d=8,k=2"
+arch = "fc:depth=1"
+n = [10, 100]
+eps = [0.1]
+[full]
+[[full.grid]]
+method = "spectrum"
+target = "sawtooth:L=2"
+"""
+
+
+def _env(results):
+    return dict(os.environ, NTKGAP_RESULTS=str(results), NTKGAP_PROGRESS="0")
+
+
+def _run(cfg, results, *extra, check=True):
+    r = subprocess.run([sys.executable, "-m", "ntkgap", "run", str(cfg), "--json", *extra],
+                       capture_output=True, text=True, env=_env(results), cwd=ROOT, timeout=600)
+    if check:
+        assert r.returncode == 0, r.stderr
+        return json.loads(r.stdout)
+    return r
+
+
+def _stored(results, name="tiny"):
+    out = {}
+    for f in glob.glob(os.path.join(results, name, "*.json")):
+        with open(f) as fh:
+            out[os.path.basename(f)] = fh.read()
+    return out
+
+
+@pytest.fixture
+def tiny(tmp_path):
+    p = tmp_path / "tiny.toml"
+    p.write_text(TINY)
+    return p
+
+
+def test_resume_determinism_and_changed_config(tiny, tmp_path):
+    a = _run(tiny, tmp_path / "a", "--jobs", "1")
+    assert a["cells"] == 17 and a["computed"] == 17
+    again = _run(tiny, tmp_path / "a", "--jobs", "1")
+    assert again["computed"] == 0 and again["reused"] == 17
+    b = _run(tiny, tmp_path / "b", "--jobs", "2")
+    sa, sb = _stored(tmp_path / "a"), _stored(tmp_path / "b")
+    strip = lambda s: {k: {**json.loads(v)["result"], "cell_seconds": 0} for k, v in s.items()}  # noqa: E731
+    assert strip(sa) == strip(sb)   # bit-identical numbers, serial or parallel
+    tiny.write_text(TINY.replace("seed = [0, 1]", "seed = [0, 1, 2]"))
+    c = _run(tiny, tmp_path / "a", "--jobs", "1")
+    assert c["computed"] == 8 and c["reused"] == 17
+    # the config is saved beside the results
+    assert os.path.exists(tmp_path / "a" / "tiny" / ".config-quick.json")
+
+
+def test_sigkill_midway_then_resume(tiny, tmp_path):
+    ref = tmp_path / "ref"
+    _run(tiny, ref, "--jobs", "1")
+    res = tmp_path / "killed"
+    for wait_for in (2, 6):
+        proc = subprocess.Popen([sys.executable, "-m", "ntkgap", "run", str(tiny), "--jobs", "1"],
+                                env=_env(res), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        t0 = time.time()
+        while len(_stored(res)) < wait_for and time.time() - t0 < 120 and proc.poll() is None:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        before = _stored(res)
+        for v in before.values():
+            json.loads(v)   # never a truncated file
+    after_kill = len(_stored(res))
+    assert 0 < after_kill < 17
+    r = _run(tiny, res, "--jobs", "1")
+    assert r["reused"] == after_kill and r["computed"] == 17 - after_kill
+    strip = lambda s: {k: {**json.loads(v)["result"], "cell_seconds": 0} for k, v in s.items()}  # noqa: E731
+    assert strip(_stored(res)) == strip(_stored(ref))
+    assert not glob.glob(os.path.join(res, "tiny", ".tmp-*"))
+
+
+BAD_CONFIGS = [
+    ("name = 'x'\n[quick]\ngrid = []\n", "missing profile table [full]"),
+    ("name = 'x'\nfoo = 1\n[quick]\ngrid=[]\n[full]\ngrid=[]\n", "unknown key 'foo'"),
+    ("name = 'x'\n[quick]\n[[quick.grid]]\nmethod = 'magic'\n[full]\ngrid=[]\n", "method='magic'"),
+    ("name = 'x'\n[quick]\n[[quick.grid]]\nmethod = 'ntk'\ntarget='parity:d=4,k=2'\narch='fc'\nn=[]\nseed=0\n"
+     "[full]\ngrid=[]\n", "n is an empty list"),
+    ("name = 'x'\n[quick]\n[[quick.grid]]\nmethod = 'ntk'\ntarget='parity:d=4,k=9'\narch='fc'\nn=4\nseed=0\n"
+     "[full]\ngrid=[]\n", "k=9 exceeds d=4"),
+    ("name = 'x'\n[quick]\n[[quick.grid]]\nmethod = 'ntk'\ntarget='parity:d=4,k=2'\narch='fc'\nn=4\nseed=0\n"
+     "colour='red'\n[full]\ngrid=[]\n", "unknown key 'colour'"),
+    ("name = 'x'\n[quick]\n[[quick.grid]]\nmethod = 'ntk'\ntarget='parity:d=4,k=2'\narch='fc'\nn=-4\nseed=0\n"
+     "[full]\ngrid=[]\n", "n=-4 must be a positive integer"),
+    ("name = 'x'\n[quick]\n[[quick.grid]]\nmethod = 'net'\ntarget='parity:d=4,k=2'\narch='fc'\nn=4\nwidth=8\n"
+     "seeds=[0]\nlr=-0.1\n[full]\ngrid=[]\n", "lr=-0.1 must be a number >= 0"),
+    ("name = 'x'\n[quick]\n[[quick.grid]]\nmethod = 'theory'\ntarget='parity:d=4,k=2'\narch='fc'\nn=[4]\n"
+     "eps=[2.0]\n[full]\ngrid=[]\n", "eps=2.0 must lie in (0, 1)"),
+    ("name = 'x\n", "unreadable"),
+    ("name = 'bad name'\n[quick]\ngrid=[]\n[full]\ngrid=[]\n", "'name' must be a word"),
+]
+
+
+@pytest.mark.parametrize("text,msg", BAD_CONFIGS)
+def test_bad_config_one_line_exit_2(tmp_path, text, msg):
+    p = tmp_path / "bad.toml"
+    p.write_text(text)
+    r = _run(p, tmp_path / "res", check=False)
+    assert r.returncode == 2
+    assert r.stderr.count("\n") == 1 and msg in r.stderr and "Traceback" not in r.stderr
+    assert not os.path.exists(tmp_path / "res")
+
+
+def test_missing_config_and_bad_profile(tmp_path, tiny):
+    r = _run(tmp_path / "nope.toml", tmp_path / "res", check=False)
+    assert r.returncode == 2 and "no such file" in r.stderr
+    r = _run(tiny, tmp_path / "res", "--profile", "medium", check=False)
+    assert r.returncode == 2 and "profile 'medium'" in r.stderr
+
+
+def test_dask_executor_on_a_local_cluster(tiny, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, host="127.0.0.1",
+                                  dashboard_address=None, processes=True) as cluster:
+        r = _run(tiny, tmp_path / "dask", "--executor", "dask", "--scheduler", cluster.scheduler_address)
+    assert r["computed"] == 17
+    ref = tmp_path / "ref"
+    _run(tiny, ref, "--jobs", "1")
+    strip = lambda s: {k: {**json.loads(v)["result"], "cell_seconds": 0} for k, v in s.items()}  # noqa: E731
+    assert strip(_stored(tmp_path / "dask")) == strip(_stored(ref))
+
+
+def _shrink(cell):
+    """The cheapest version of a cell: the smallest sizes its method allows."""
+    c = dict(cell)
+    if c["method"] == "net":
+        c.update(steps=min(c.get("steps", 200), 200), n=min(c["n"], 64), width=min(c["width"], 16),
+                 seeds=c["seeds"][:1], eval_every=50, n_test=200)
+    if c["method"] == "ntk":
+        c.update(n=min(c["n"], 64), n_test=200)
+    if c["method"] == "theory":
+        c.update(n=c["n"][:3])
+    return c
+
+
+@pytest.mark.parametrize("path", sorted(glob.glob(os.path.join(ROOT, "experiments", "*.toml"))))
+def test_every_experiment_smoke(path):
+    cfg = runner.load_config(path)
+    cells = runner.expand(cfg, "quick") + runner.expand(cfg, "full")
+    seen = set()
+    for cell in sorted(cells, key=runner._cost):
+        if cell["method"] in seen or (cell["method"] == "eigen" and "1000" in cell.get("domain", "")):
+            continue
+        seen.add(cell["method"])
+        out = runner.run_cell(_shrink(cell))
+        assert "cell_seconds" in out
+        json.dumps(out, allow_nan=False)
