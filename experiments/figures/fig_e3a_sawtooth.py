@@ -34,12 +34,13 @@ if ex:
 a1.set(xlabel="depth L of the sawtooth", ylabel="samples n* / parameters", title="kernel vs architecture")
 a1.legend()
 nets = analysis.curves("e3a_sawtooth", "net", key=("target", "arch"))
+arch_color = {a: plt.cm.viridis(i / 4) for i, a in enumerate(sorted({a for _, a in nets}))}
 for (t, a), curve in sorted(nets.items()):
     _, m, s = analysis.curve_stats(curve)
     L_ = analysis.depth_of(t)
     lab = a.split(",")[0] + (" on angle u" if "input=angle" in a else " on (cos, sin)")
     a2.errorbar([L_], m, yerr=s, fmt="o", label=lab, capsize=2,
-                color=plt.cm.viridis(hash(a) % 97 / 97))
+                color=arch_color[a])
 a2.axhline(0.0 + 1e-12, color="k", ls="--", lw=0.8, label="exact network (representable optimum: 0)")
 a2.set(yscale="log", xlabel="depth L of the sawtooth", ylabel="relative test MSE at n=1024",
        title="trained networks, from random init")
