@@ -50,6 +50,11 @@ def _run(cfg, results, *extra, check=True):
     return r
 
 
+def strip(stored):
+    """Stored results without their timings, for comparing runs."""
+    return {k: {**json.loads(v)["result"], "cell_seconds": 0} for k, v in stored.items()}
+
+
 def _stored(results, name="tiny"):
     out = {}
     for f in glob.glob(os.path.join(results, name, "*.json")):
@@ -72,7 +77,6 @@ def test_resume_determinism_and_changed_config(tiny, tmp_path):
     assert again["computed"] == 0 and again["reused"] == 17
     b = _run(tiny, tmp_path / "b", "--jobs", "2")
     sa, sb = _stored(tmp_path / "a"), _stored(tmp_path / "b")
-    strip = lambda s: {k: {**json.loads(v)["result"], "cell_seconds": 0} for k, v in s.items()}  # noqa: E731
     assert strip(sa) == strip(sb)   # bit-identical numbers, serial or parallel
     tiny.write_text(TINY.replace("seed = [0, 1]", "seed = [0, 1, 2]"))
     c = _run(tiny, tmp_path / "a", "--jobs", "1")
@@ -100,7 +104,6 @@ def test_sigkill_midway_then_resume(tiny, tmp_path):
     assert 0 < after_kill < 17
     r = _run(tiny, res, "--jobs", "1")
     assert r["reused"] == after_kill and r["computed"] == 17 - after_kill
-    strip = lambda s: {k: {**json.loads(v)["result"], "cell_seconds": 0} for k, v in s.items()}  # noqa: E731
     assert strip(_stored(res)) == strip(_stored(ref))
     assert not glob.glob(os.path.join(res, "tiny", ".tmp-*"))
 
@@ -151,7 +154,6 @@ def test_dask_executor_on_a_local_cluster(tiny, tmp_path):
     assert r["computed"] == 17
     ref = tmp_path / "ref"
     _run(tiny, ref, "--jobs", "1")
-    strip = lambda s: {k: {**json.loads(v)["result"], "cell_seconds": 0} for k, v in s.items()}  # noqa: E731
     assert strip(_stored(tmp_path / "dask")) == strip(_stored(ref))
 
 

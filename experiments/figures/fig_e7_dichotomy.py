@@ -26,8 +26,6 @@ for (t, a), curve in analysis.curves("e4_trees", "net").items():
         r = analysis.n_star_with_ci(curve)
         arch = spec[t]["architecture"]
         pts.append((arch["constituents"], r["n_star"] or max(curve), r["censored"], t))
-for (t, a), curve in analysis.curves("e4_trees", "net").items():
-    pass
 for x, y, cens, t in pts:
     a2.plot(x, y, "^" if cens else "o", color=style.COLORS["tree"])
     a2.annotate(t.replace("tree:d=16,", ""), (x, y), fontsize=5)
