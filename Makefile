@@ -8,9 +8,8 @@ PROFILE ?= quick
 JOBS ?= 2
 export PYTHONUNBUFFERED := 1
 
-.PHONY: all env figures test bench clean distclean
+.PHONY: all env figures test bench clean distclean FORCE
 .NOTPARALLEL:
-.SECONDARY:
 
 all: figures
 
@@ -33,15 +32,22 @@ FIGFILES := $(FIGS:%=figures/%.png)
 
 figures: REPORT.md
 
-REPORT.md: $(FIGFILES) experiments/report.py $(EXPS:%=$(RUN)%)
+# figures show one profile's cells; this file changes only when PROFILE does,
+# so switching profiles redraws everything
+MARK := results/.figures-profile
+$(MARK): FORCE
+	@mkdir -p results; echo $(PROFILE) | cmp -s - $@ || echo $(PROFILE) > $@
+FORCE:
+
+REPORT.md: $(FIGFILES) experiments/report.py $(EXPS:%=$(RUN)%) $(MARK)
 	$(PY) experiments/report.py $(PROFILE)
 
 $(RUN)%: experiments/%.toml $(STAMP)
 	$(PY) -m ntkgap run $< --profile $(PROFILE) --jobs $(JOBS)
 	@touch $@
 
-figures/%.png: experiments/figures/fig_%.py $(STYLE)
-	$(PY) $<
+figures/%.png: experiments/figures/fig_%.py $(STYLE) $(MARK)
+	NTKGAP_PROFILE=$(PROFILE) $(PY) $<
 
 figures/e1_spectra.png: $(RUN)e1_spectra
 figures/e2_control.png: $(RUN)e2_control

@@ -29,9 +29,14 @@ def theory(exp):
 
 
 def curve_stats(curve):
+    """(n, mean over seeds, error bars) with the bars spanning the seeds'
+    min..max as a (2, len(n)) array for ``errorbar(yerr=...)``: unlike
+    mean +- std it never reaches zero, so it draws on log axes."""
     ns = np.array(sorted(curve))
     per = [np.asarray(curve[n], float) for n in ns]
-    return ns, np.array([p.mean() for p in per]), np.array([p.std() for p in per])
+    m = np.array([p.mean() for p in per])
+    bars = np.array([[mi - p.min(), p.max() - mi] for mi, p in zip(m, per)]).T
+    return ns, m, bars
 
 
 def n_star_with_ci(curve, eps=EPS, seed=0):

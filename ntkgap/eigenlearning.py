@@ -20,6 +20,15 @@ never expanded) and ``noise`` the label-noise variance. Blocks beyond those
 listed enter through their total mass ``tail`` = trace - sum m_i lambda_i,
 as tail / kappa (their lambda << kappa); target power there is ``tail_power``
 and is never learned.
+
+Where it holds (measured here, tests in ``tests/test_kernels.py``): on the
+hypercube (d = 16..20) it matches empirical ridgeless KRR within 15%; on
+the circle it matches within 15% with a ridge (0.1: within 5% for
+n = 20..640), but ridgeless it under-predicts empirical KRR by 2-5x. The
+theory assumes the eigenfunctions of the sample behave like Gaussian
+features; in one dimension the ridgeless interpolant's error is set by the
+largest gaps between random points (a heavy-tailed statistic it does not
+see), so ridgeless circle curves from theory are optimistic.
 """
 from __future__ import annotations
 

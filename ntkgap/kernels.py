@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 
+from ntkgap import _compat  # noqa: F401  (x64 and no TensorFlow, before jax)
 import jax
 import numpy as np
 

@@ -55,7 +55,7 @@ def fit(k_train, y, *, ridge: float = 0.0, max_jitter: float = 1e-2) -> Solution
     anorm = float(np.max(np.sum(np.abs(K), axis=0))) + ridge
     jitter, note = 0.0, ""
     while True:
-        A = K.copy()
+        A = np.array(K, order="F")  # Fortran order: LAPACK factors it in place, no second copy
         A[np.diag_indices(n)] += ridge + jitter
         try:
             c, low = sla.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)

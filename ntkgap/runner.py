@@ -87,7 +87,7 @@ def _validate_cell(cell, where):
             raise UsageError(f"config {where}: method 'theory': eps={e!r} must lie in (0, 1)")
 
 
-def expand(cfg: dict, profile: str, where: str = "config") -> list[dict]:
+def expand(cfg: dict, profile: str, where: str = "config", *, validate: bool = True) -> list[dict]:
     if profile not in PROFILES:
         raise UsageError(f"profile '{profile}' is not allowed (allowed: {', '.join(PROFILES)})")
     table = cfg.get(profile)
@@ -110,7 +110,8 @@ def expand(cfg: dict, profile: str, where: str = "config") -> list[dict]:
         keys = sorted(axes)
         for combo in itertools.product(*(axes[k] for k in keys)):
             cell = dict(zip(keys, combo))
-            _validate_cell(cell, where)
+            if validate:
+                _validate_cell(cell, where)
             cells.append(cell)
     return cells
 
@@ -133,13 +134,25 @@ def load_result(path):
         return None
 
 
-def results(name: str, method: str | None = None) -> list[tuple[dict, dict]]:
+def results(name: str, method: str | None = None, *, profile: str | None = None) -> list[tuple[dict, dict]]:
+    """Stored (cell, result) pairs of experiment ``name``.
+
+    With a ``profile`` (default: the ``NTKGAP_PROFILE`` environment
+    variable, which the Makefile sets) only the cells of that profile's
+    config as last run are returned: results of cells since removed from
+    the config stay on disk for reuse but never reach a figure or a verdict.
+    """
     folder = os.path.join(RESULTS, name)
     out = []
     if not os.path.isdir(folder):
         return out
+    profile = profile or os.environ.get("NTKGAP_PROFILE") or None
+    keys = None
+    if profile:
+        cfg = load_result(os.path.join(folder, f".config-{profile}.json"))
+        keys = {cell_key(c) for c in expand(cfg, profile, validate=False)} if cfg else set()
     for fn in sorted(os.listdir(folder)):
-        if fn.endswith(".json") and not fn.startswith("."):
+        if fn.endswith(".json") and not fn.startswith(".") and (keys is None or fn[:-5] in keys):
             rec = load_result(os.path.join(folder, fn))
             if rec and (method is None or rec["cell"]["method"] == method):
                 out.append((rec["cell"], rec["result"]))

@@ -78,14 +78,19 @@ def growth_fit(L, nstar) -> dict:
         out[name] = {"intercept": float(icpt), "slope": float(slope), "rss": rss, "aic": aic, "bic": bic}
     out["exponential"]["beta"] = float(np.exp(out["exponential"]["slope"]))
     out["polynomial"]["p"] = out["polynomial"]["slope"]
-    out["preferred"] = "exponential" if out["exponential"]["aic"] < out["polynomial"]["aic"] else "polynomial"
+    if len(L) < 3:
+        out["preferred"] = "undetermined"   # two points fit both models exactly
+    else:
+        out["preferred"] = "exponential" if out["exponential"]["aic"] < out["polynomial"]["aic"] else "polynomial"
     return out
 
 
 def bootstrap(statistic, samples, *, seed: int, B: int = 1000, level: float = 0.95) -> dict:
     """Percentile bootstrap over the first axis of ``samples`` (seeds).
 
-    ``statistic(resampled) -> float`` (None/NaN results are dropped)."""
+    ``statistic(resampled) -> float``; None/NaN results (e.g. a censored n*)
+    are dropped and counted in ``dropped``: a CI from few surviving
+    resamples is biased, so callers should check it."""
     samples = np.asarray(samples, dtype=float)
     rng = np.random.default_rng(seed)
     point = statistic(samples)
@@ -94,7 +99,8 @@ def bootstrap(statistic, samples, *, seed: int, B: int = 1000, level: float = 0.
         v = statistic(samples[rng.integers(0, len(samples), len(samples))])
         if v is not None and np.isfinite(v):
             vals.append(v)
+    dropped = B - len(vals)
     if not vals:
-        return {"value": point, "lo": None, "hi": None, "level": level}
+        return {"value": point, "lo": None, "hi": None, "level": level, "dropped": dropped}
     lo, hi = np.quantile(vals, [(1 - level) / 2, (1 + level) / 2])
-    return {"value": point, "lo": float(lo), "hi": float(hi), "level": level}
+    return {"value": point, "lo": float(lo), "hi": float(hi), "level": level, "dropped": dropped}

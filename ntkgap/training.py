@@ -19,6 +19,7 @@ from __future__ import annotations
 import time
 from typing import NamedTuple
 
+from ntkgap import _compat  # noqa: F401  (x64 and no TensorFlow, before jax)
 import jax
 import jax.numpy as jnp
 import numpy as np

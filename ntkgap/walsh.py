@@ -40,8 +40,12 @@ def popcount(index) -> np.ndarray:
 
 
 def bit_column(s: int, j: int) -> np.ndarray:
-    """Values of x_j at all 2^s points in index order."""
-    return 1.0 - 2.0 * ((np.arange(2 ** s, dtype=np.int64) >> j) & 1)
+    """Values of x_j at all 2^s points in index order: blocks of 2^j (+1)s
+    then 2^j (-1)s, written in one pass (no index arithmetic)."""
+    out = np.empty((2 ** (s - j - 1), 2, 2 ** j))
+    out[:, 0, :] = 1.0
+    out[:, 1, :] = -1.0
+    return out.reshape(-1)
 
 
 @dataclass

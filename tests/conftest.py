@@ -1,5 +1,5 @@
-"""Strict numerics for every test: float64 in JAX (ntkgap enables it on
-import), numpy errors raised instead of warned, and a helper to run the CLI
+"""Strict numerics for every test: float64 in JAX (ntkgap._compat enables
+it), numpy errors raised instead of warned, and a helper to run the CLI
 as a user does."""
 import os
 import subprocess
@@ -8,7 +8,7 @@ import sys
 import numpy as np
 import pytest
 
-import ntkgap  # noqa: F401  (enables x64 before any test builds arrays)
+import ntkgap._compat  # noqa: F401  (enables x64 before any test builds arrays)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

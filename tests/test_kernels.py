@@ -236,3 +236,22 @@ def test_eigenlearning_agrees_with_empirical_krr_on_the_hypercube(arch, target, 
     emp = [np.mean([ntk_predictor.evaluate(a, t, n, seed=s, n_test=1500, variance=sp.variance)["test_mse"]
                     for s in range(3)]) for n in ns]
     np.testing.assert_allclose(emp, th, rtol=0.15)
+
+
+@pytest.mark.parametrize("arch,target,ridge", [
+    ("fc:depth=1", "bandlimited:K=8,seed=0", 0.1),
+    ("fc:depth=2", "bandlimited:K=5,seed=3", 0.1),
+])
+def test_eigenlearning_agrees_with_empirical_krr_on_the_circle(arch, target, ridge):
+    # With a ridge. Ridgeless on the circle the theory under-predicts empirical
+    # KRR 2-5x (measured; see ntkgap.eigenlearning): in one dimension the error
+    # is set by the gaps between random points, which the Gaussian-equivalence
+    # assumption behind eigenlearning does not see.
+    a, t = parse_arch(arch), parse_target(target)
+    ns = [20, 80, 320, 640]
+    sp, _ = theory.spectrum(a, t)
+    th = eigenlearning.relative_test_mse(ns, sp, ridge=ridge)
+    emp = [np.mean([ntk_predictor.evaluate(a, t, n, seed=s, n_test=2000, ridge=ridge,
+                                           variance=sp.variance)["test_mse"]
+                    for s in range(12)]) for n in ns]
+    np.testing.assert_allclose(emp, th, rtol=0.15)

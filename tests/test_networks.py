@@ -34,6 +34,18 @@ def test_exact_network_lives_in_the_depth_L_stax_architecture(L):
     np.testing.assert_allclose(out, parse_target(f"sawtooth:L={L}")(theta), atol=1e-10)
 
 
+@pytest.mark.parametrize("spec,width", [("tree:arity=2,L=3", 5), ("tree:arity=3,L=2,act=erf,W_std=1.5,b_std=0.3", 4),
+                                        ("tree:arity=4,L=2,act=gelu", 7), ("tree:arity=2,L=1,b_std=0.0", 3)])
+def test_fast_tree_apply_equals_stax_conv_local(spec, width):
+    arch = parse_arch(spec)
+    init_fn, fast, _ = arch.stax(width)
+    _, slow, _ = arch.stax(width, fast=False)   # lax.conv_general_dilated_local
+    key = jax.random.PRNGKey(np.random.default_rng().integers(2 ** 31))
+    _, params = init_fn(key, (-1, arch.leaves, 1))
+    x = jax.random.normal(jax.random.fold_in(key, 1), (13, arch.leaves, 1))
+    np.testing.assert_allclose(fast(params, x), slow(params, x), rtol=1e-12, atol=1e-12)
+
+
 def test_lazy_network_approaches_ntk_predictor_as_width_grows():
     arch = parse_arch("fc:depth=1")
     target = parse_target("bandlimited:K=3,seed=2")

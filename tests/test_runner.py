@@ -70,7 +70,7 @@ def tiny(tmp_path):
     return p
 
 
-def test_resume_determinism_and_changed_config(tiny, tmp_path):
+def test_resume_determinism_and_changed_config(tiny, tmp_path, monkeypatch):
     a = _run(tiny, tmp_path / "a", "--jobs", "1")
     assert a["cells"] == 17 and a["computed"] == 17
     again = _run(tiny, tmp_path / "a", "--jobs", "1")
@@ -83,6 +83,16 @@ def test_resume_determinism_and_changed_config(tiny, tmp_path):
     assert c["computed"] == 8 and c["reused"] == 17
     # the config is saved beside the results
     assert os.path.exists(tmp_path / "a" / "tiny" / ".config-quick.json")
+    # a cell dropped from the config stays on disk but leaves the profile's results
+    tiny.write_text(TINY.replace("seed = [0, 1]", "seed = [2]"))
+    _run(tiny, tmp_path / "a", "--jobs", "1")
+    monkeypatch.setattr(runner, "RESULTS", str(tmp_path / "a"))
+    monkeypatch.delenv("NTKGAP_PROFILE", raising=False)
+    assert sorted({c["seed"] for c, _ in runner.results("tiny", "ntk", profile="quick")}) == [2]
+    assert {c["seed"] for c, _ in runner.results("tiny", "ntk")} == {0, 1, 2}   # no profile: all
+    assert len(_stored(tmp_path / "a")) == 25   # 24 ntk cells + 1 theory: nothing deleted
+    monkeypatch.setenv("NTKGAP_PROFILE", "quick")
+    assert len(runner.results("tiny", "ntk")) == 8
 
 
 def test_sigkill_midway_then_resume(tiny, tmp_path):

@@ -30,6 +30,16 @@ def test_growth_fit_prefers_the_planted_model():
     assert exp["preferred"] == "exponential" and exp["exponential"]["beta"] == pytest.approx(4.0)
     poly = scaling.growth_fit(L, 5 * L ** 3.0)
     assert poly["preferred"] == "polynomial" and poly["polynomial"]["p"] == pytest.approx(3.0)
+    # two depths fit both models exactly: no model choice
+    assert scaling.growth_fit([1, 2], [10.0, 40.0])["preferred"] == "undetermined"
+
+
+def test_bootstrap_counts_dropped_resamples():
+    # statistic undefined (NaN) whenever the resample holds sample 0 twice or more
+    data = np.arange(4.0)
+    out = scaling.bootstrap(lambda s: np.nan if np.sum(s == 0) > 1 else float(s.mean()), data, seed=1, B=2000)
+    # P(count of 0 in 4 draws >= 2) = 1 - (3/4)^4 - 4 (1/4)(3/4)^3 = 0.2617
+    assert out["dropped"] / 2000 == pytest.approx(0.2617, abs=0.03)
 
 
 def test_bootstrap_interval_covers_planted_exponent_at_stated_rate():

@@ -167,3 +167,7 @@ def test_enumeration_matches_bit_convention():
     i = 0b10110
     assert list(pts[i]) == [1, -1, -1, 1, -1]
     assert list(itertools.chain(*walsh.bit_column_matrix(2).astype(int))) == [1, 1, -1, 1, 1, -1, -1, -1]
+    for s, j in [(1, 0), (5, 0), (5, 3), (7, 6)]:
+        # reference: x_j = -1 exactly where bit j of the index is set
+        want = [-1.0 if (i >> j) & 1 else 1.0 for i in range(2 ** s)]
+        assert walsh.bit_column(s, j).tolist() == want

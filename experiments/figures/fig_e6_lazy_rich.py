@@ -9,10 +9,11 @@ from ntkgap import runner
 fig, ax = plt.subplots(figsize=(5, 3.5))
 rows = {}
 for cell, r in runner.results("e6_lazy_rich", "net"):
-    rows.setdefault(cell["width"], []).append((cell["alpha"], np.mean(r["test_mse_per_seed"]), np.std(r["test_mse_per_seed"])))
+    e = np.asarray(r["test_mse_per_seed"])
+    rows.setdefault(cell["width"], []).append((cell["alpha"], e.mean(), e.mean() - e.min(), e.max() - e.mean()))
 for w, pts in sorted(rows.items()):
-    a, m, s = map(np.array, zip(*sorted(pts)))
-    ax.errorbar(a, m, yerr=s, fmt="o-", capsize=2, label=f"centred alpha (f - f0), width {w}")
+    a, m, lo, hi = map(np.array, zip(*sorted(pts)))
+    ax.errorbar(a, m, yerr=[lo, hi], fmt="o-", capsize=2, label=f"centred alpha (f - f0), width {w}")
 for (t, arch), curve in analysis.curves("e6_lazy_rich", "ntk").items():
     _, m, _ = analysis.curve_stats(curve)
     ax.axhline(m[0], color=style.COLORS["ntk"], ls="--", label="NTK regression, same n")

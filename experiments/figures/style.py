@@ -11,6 +11,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
 OUT = os.path.join(ROOT, "figures")
+# figures read only the cells of one profile's config (ntkgap.runner.results)
+os.environ.setdefault("NTKGAP_PROFILE", "quick")
 COLORS = {"ntk": "#c0392b", "theory": "#e67e22", "net": "#2471a3", "tree": "#27ae60", "exact": "#000000"}
 
 plt.rcParams.update({"figure.dpi": 110, "axes.grid": True, "grid.alpha": 0.3, "font.size": 9,
