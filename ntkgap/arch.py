@@ -21,8 +21,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ntkgap._compat import stax  # first: x64, no TensorFlow
-import jax.numpy as jnp  # noqa: E402  (isort: after _compat)
 from ntkgap.domains import Circle, Hypercube
 from ntkgap.errors import SpecError, UsageError
 from ntkgap.specs import Field, Schema, describe, parse
@@ -41,7 +39,15 @@ SCHEMAS = {
 }
 
 
+def _stax():
+    # JAX and neural-tangents load on first use, not on import: parsing and
+    # validating specs (the runner, the CLI's checks) stays cheap
+    from ntkgap._compat import stax
+    return stax
+
+
 def _act(name):
+    stax = _stax()
     return {"relu": stax.Relu, "erf": stax.Erf, "gelu": stax.Gelu}[name]()
 
 
@@ -94,6 +100,7 @@ class Arch:
         s = self.spec
         W, b = s["W_std"], s["b_std"]
         layers, filters = [], []
+        stax = _stax()
 
         def local(channels, f):
             layers.append(stax.ConvLocal(channels, (f,), strides=(f,), padding="VALID", W_std=W, b_std=b,
@@ -126,9 +133,10 @@ class Arch:
         parameters, same function (tests compare it with ``fast=False``).
         """
         layers, filters = self._layers(width)
-        init_fn, apply_fn, kernel_fn = stax.serial(*layers)
+        init_fn, apply_fn, kernel_fn = _stax().serial(*layers)
         if self.name != "tree" or not fast:
             return init_fn, apply_fn, kernel_fn
+        import jax.numpy as jnp
         W_std, b_std = self.spec["W_std"], self.spec["b_std"]
         applies = [layer[1] for layer in layers]
 

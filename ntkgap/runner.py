@@ -161,7 +161,7 @@ def results(name: str, method: str | None = None, *, profile: str | None = None)
 
 def run_cell(cell: dict) -> dict:
     """Compute one cell (in whatever process the executor chose)."""
-    import ntkgap  # noqa: F401  (x64, neural-tangents without TF)
+    from ntkgap import _compat  # noqa: F401  (x64 and neural-tangents without TF, before any work)
     from ntkgap.arch import parse_arch
     from ntkgap.targets import parse_target
     m = cell["method"]
