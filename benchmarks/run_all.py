@@ -19,17 +19,17 @@ from ntkgap.domains import Hypercube  # noqa: E402
 from ntkgap.targets import parse_target  # noqa: E402
 
 QUICK = "--quick" in sys.argv
-NOTES = """
-## Why targets are missed (measured on the 2-core machine)
-
-- KRR vs nt.predict: both factor the same n x n matrix; ntkgap's solve runs at the LAPACK
-  floor (`KRR solve only` vs `scipy cho_factor`), so at n = 8,000 about half of ntkgap's time
-  is the Cholesky itself and most of the rest is the Gram. The ratio comes from nt.predict's
-  single unbatched kernel call; it is ~3x when cold (first call in a process) and 2-2.7x warm.
-- Training, 8 seeds: vmap amortises tracing, compilation and dispatch, which dominate small
-  networks (ratio ~4-5x); once one network keeps the 2 cores busy (width 128, n = 400), 8 seeds
-  cost ~8x the flops and the ratio falls toward the ~2x of steady-state execution.
-"""
+# why a target can be missed: printed under RESULTS.md only for the
+# benchmarks (by name prefix) whose target this run missed
+NOTES = {
+    "KRR n=": "KRR vs nt.predict: both factor the same n x n matrix, and ntkgap's solve runs "
+                  "near the LAPACK floor (`KRR solve only` vs `scipy cho_factor`); on the hypercube "
+                  "ntkgap's Gram is a table look-up, so the Cholesky itself is most of its time.",
+    "train 8 seeds": "Training, 8 seeds: vmap amortises tracing, compilation and dispatch, which "
+                     "dominate small networks (ratio ~4-5x); once one network keeps the 2 cores busy "
+                     "(width 128, n = 400: ~35 MFLOP a step), 8 seeds cost ~8x the flops, and the ratio "
+                     "is bounded by how much better batched matmuls use the cores (~2x steady state).",
+}
 rows = []
 
 
@@ -44,6 +44,18 @@ def timed(fn, repeats=3, warmup=True):
         out = fn()
         ts.append(time.perf_counter() - t)
     return float(np.median(ts)), out
+
+
+def target_status(name, ours, ratio):
+    """(met, text) for a row whose name states a target ("target 3x" on
+    the ratio, "target 1 s" on ntkgap's time), else None."""
+    m = re.search(r"target (\d+(?:\.\d+)?) ?(x|s)", name)
+    if not m:
+        return None
+    goal, unit = float(m.group(1)), m.group(2)
+    if unit == "x":
+        return ratio >= goal, f"{ratio:.2f}x"
+    return ours <= goal, f"{ours:.3f} s"
 
 
 def row(name, ours, peer, peer_name, agree):
@@ -90,9 +102,12 @@ for n in ((2000,) if QUICK else (2000, 4000, 8000)):
 # kernel_fn call vs the empirical NTK of a width-1024 network (n=256: its
 # Jacobians are n x 1M parameters)
 xg = Hypercube(24).sample(3000, seed=5).astype(float)
-tb, Kb = timed(lambda: kernels.gram(a, xg, block=1024), 2)
+tb, Kb = timed(lambda: kernels.gram(a, xg, block=1024, hypercube_lookup=False), 2)
 tu, Ku = timed(lambda: np.asarray(a.kernel_fn(xg, xg, "ntk")), 2)
-row("NTK Gram n=3000 (batched)", tb, tu, "unbatched kernel_fn", bool(np.allclose(Kb, Ku, rtol=1e-10)))
+tl, Kl = timed(lambda: kernels.gram(a, xg), 2)
+# nt's ReLU kernel carries ~1e-8 relative error near correlation 1
+row("NTK Gram n=3000 (batched)", tb, tu, "unbatched kernel_fn", bool(np.allclose(Kb, Ku, rtol=1e-7)))
+row("NTK Gram n=3000 (hypercube look-up)", tl, tu, "unbatched kernel_fn", bool(np.allclose(Kl, Ku, rtol=1e-7)))
 xe = xg[:256]
 init_fn, apply_fn, _ = a.stax(1024)
 _, params = init_fn(__import__("jax").random.PRNGKey(0), xe.shape)
@@ -160,12 +175,16 @@ with open(os.path.join(os.path.dirname(__file__), "RESULTS.md"), "w") as fh:
     for name, o, pn, p, r, ag in rows:
         fh.write(f"| {name} | {o:.3f} | {pn} | {'' if p is None else f'{p:.3f}'} | {r:.2f} | {ag} |\n")
     fh.write("\n## Targets\n\n")
+    missed = set()
     for name, o, pn, p, r, ag in rows:
-        m = re.search(r"target (\d+(?:\.\d+)?) ?(x|s)", name)
-        if not m:
+        st = target_status(name, o, r)
+        if st is None:
             continue
-        goal, unit = float(m.group(1)), m.group(2)
-        met = r >= goal if unit == "x" else o <= goal
-        got = f"{r:.2f}x" if unit == "x" else f"{o:.3f} s"
+        met, got = st
         fh.write(f"- {name}: {'met' if met else 'missed'} ({got})\n")
-    fh.write(NOTES)
+        if not met:
+            missed |= {pre for pre in NOTES if name.startswith(pre)}
+    if missed:
+        fh.write("\n## Why targets are missed (measured on the 2-core machine)\n\n")
+        for pre in sorted(missed):
+            fh.write(f"- {NOTES[pre]}\n")

@@ -40,6 +40,14 @@ def _check(name, a):
         raise UsageError(f"{name} contains NaN or infinite values")
 
 
+def _column_abs_sums(K, rows: int = 512) -> np.ndarray:
+    """sum_i |K_ij| per column, in row blocks (no n x n temporary)."""
+    acc = np.zeros(K.shape[1])
+    for i in range(0, K.shape[0], rows):
+        acc += np.abs(K[i:i + rows]).sum(axis=0)
+    return acc
+
+
 def fit(k_train, y, *, ridge: float = 0.0, max_jitter: float = 1e-2) -> Solution:
     """Solve (K + ridge I) alpha = y, escalating a reported jitter if needed."""
     K = np.asarray(k_train, dtype=np.float64)
@@ -48,14 +56,20 @@ def fit(k_train, y, *, ridge: float = 0.0, max_jitter: float = 1e-2) -> Solution
         raise UsageError(f"ridge={ridge} must be a finite number >= 0")
     if K.ndim != 2 or K.shape[0] != K.shape[1] or K.shape[0] != y.shape[0]:
         raise UsageError(f"Gram of shape {K.shape} does not match {y.shape[0]} targets")
-    _check("Gram matrix", K)
     _check("training targets", y)
     n = K.shape[0]
+    # one pass gives both the 1-norm (for the condition estimate) and the
+    # finiteness check: a NaN or inf anywhere makes its column sum non-finite
+    colsum = _column_abs_sums(K)
+    _check("Gram matrix", colsum)
     scale = float(np.mean(np.diag(K))) or 1.0
-    anorm = float(np.max(np.sum(np.abs(K), axis=0))) + ridge
+    anorm = float(np.max(colsum)) + ridge
     jitter, note = 0.0, ""
     while True:
-        A = np.array(K, order="F")  # Fortran order: LAPACK factors it in place, no second copy
+        # K is symmetric, so K^T (a Fortran-ordered view of a C-ordered K) is
+        # the same matrix: copying it is a plain memcpy, not a transpose, and
+        # LAPACK then factors the copy in place
+        A = np.array(K.T if K.flags.c_contiguous else K, order="F")
         A[np.diag_indices(n)] += ridge + jitter
         try:
             c, low = sla.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)

@@ -41,9 +41,33 @@ def test_blocked_gram_equals_one_call():
     y = Hypercube(10).sample(23, seed=3).astype(float)
     full = np.asarray(a.kernel_fn(x, y, "ntk"))
     # different block shapes compile differently; agreement to nt's ReLU precision
-    np.testing.assert_allclose(kernels.gram(a, x, y, block=16), full, rtol=TOL["relu"])
-    np.testing.assert_allclose(kernels.gram(a, x, block=10), np.asarray(a.kernel_fn(x, x, "ntk")),
+    np.testing.assert_allclose(kernels.gram(a, x, y, block=16, hypercube_lookup=False), full,
                                rtol=TOL["relu"])
+    np.testing.assert_allclose(kernels.gram(a, x, block=10, hypercube_lookup=False),
+                               np.asarray(a.kernel_fn(x, x, "ntk")), rtol=TOL["relu"])
+
+
+@pytest.mark.parametrize("spec", FC + ["fc:depth=2,act=gelu,b_std=0.2"])
+@pytest.mark.parametrize("kind", ["ntk", "nngp"])
+@pytest.mark.parametrize("seed", [0, 7])
+def test_hypercube_lookup_gram_equals_kernel_fn(spec, kind, seed):
+    # the look-up path fills the Gram from d + 1 kernel_fn values; the
+    # reference evaluates kernel_fn on every pair (points drawn with
+    # replacement, so repeated rows exercise j = 0 too)
+    a = parse_arch(spec)
+    d = 13
+    x = Hypercube(d).sample(150, seed=seed).astype(float)
+    y = np.concatenate([x[:5], -x[5:10], Hypercube(d).sample(60, seed=seed + 1)]).astype(float)
+    rtol = TOL.get(a.spec["act"], TOL["relu"])
+    for args in ((x,), (x, y)):
+        ref = np.asarray(a.kernel_fn(*args, kind) if len(args) == 2 else a.kernel_fn(x, x, kind))
+        np.testing.assert_allclose(kernels.gram(a, *args, kind=kind), ref, rtol=rtol, atol=0)
+        np.testing.assert_array_equal(kernels.gram(a, *args, kind=kind),
+                                      kernels.gram(a, *args, kind=kind, block=7))
+    # non +-1 inputs never take the look-up path
+    z = x * 0.5
+    np.testing.assert_allclose(kernels.gram(a, z, kind=kind), np.asarray(a.kernel_fn(z, z, kind)),
+                               rtol=rtol, atol=0)
 
 
 @pytest.mark.parametrize("spec,d", [("fc:depth=1", 6), ("fc:depth=2", 12), ("fc:depth=2,act=erf", 10),

@@ -47,4 +47,5 @@ a2.set(yscale="log", xlabel="depth L of the sawtooth", ylabel="relative test MSE
 handles, labels = a2.get_legend_handles_labels()
 uniq = dict(zip(labels, handles))
 a2.legend(uniq.values(), uniq.keys())
+style.integer_x(a1, a2)
 style.save(fig, "e3a_sawtooth")

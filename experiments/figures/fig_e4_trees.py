@@ -35,4 +35,5 @@ for ax, node in zip(axes, nodes):
     ax.set(yscale="log", xlabel="tree depth L", ylabel=f"n*(eps={analysis.EPS})",
            title=f"node = {node} (^: not reached by the largest n)")
     ax.legend()
+    style.integer_x(ax)
 style.save(fig, "e4_trees")

@@ -19,7 +19,7 @@ for (t, a), r in analysis.theory("zoo").items():
         pts.append((spec[t]["complexity"]["average_degree"], n, v["censored"], t))
 for x, y, cens, t in pts:
     a1.plot(x, y, "^" if cens else "o", color=style.COLORS["ntk"], alpha=0.5 if cens else 1)
-    a1.annotate(re.sub(r"d=\d+,", "", t.split(",seed")[0]), (x, y), fontsize=5)
+pts1 = pts
 a1.set(yscale="log", xlabel="Fourier complexity: average Walsh degree", ylabel="NTK n*(0.1) (theory; ^ censored)",
        title="kernel: governed by Fourier complexity")
 pts = []
@@ -31,7 +31,6 @@ for (t, a), curve in analysis.curves("e4_trees", "net").items():
         pts.append((arch["constituents"], r["n_star"] or max(curve), mark, t))
 for x, y, mark, t in pts:
     a2.plot(x, y, mark, color=style.COLORS["tree"])
-    a2.annotate(re.sub(r"d=\d+,", "", t), (x, y), fontsize=5)
 if not pts:
     style.no_data(a2, "e4_trees tree nets on zoo targets")
 a2.set(xscale="log", yscale="log", xlabel="architectural complexity: number of constituents",
@@ -45,4 +44,6 @@ for axis in (a2.xaxis, a2.yaxis):
     axis.set_major_formatter(ScalarFormatter())
     axis.set_minor_formatter(NullFormatter())
 fig.subplots_adjust(wspace=0.35)
+style.label_points(a1, [(x, y, re.sub(r"d=\d+,", "", t.split(",seed")[0])) for x, y, _, t in pts1])
+style.label_points(a2, [(x, y, re.sub(r"d=\d+,", "", t)) for x, y, _, t in pts])
 style.save(fig, "e7_dichotomy")

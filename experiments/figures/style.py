@@ -10,7 +10,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
-OUT = os.path.join(ROOT, "figures")
+# NTKGAP_FIGURES: another folder (the end-to-end test draws into a temporary one)
+OUT = os.environ.get("NTKGAP_FIGURES") or os.path.join(ROOT, "figures")
 # figures read only the cells of one profile's config (ntkgap.runner.results)
 os.environ.setdefault("NTKGAP_PROFILE", "quick")
 COLORS = {"ntk": "#c0392b", "theory": "#e67e22", "net": "#2471a3", "tree": "#27ae60", "exact": "#000000"}
@@ -24,6 +25,36 @@ def save(fig, name):
     for ext in ("pdf", "png"):
         fig.savefig(os.path.join(OUT, f"{name}.{ext}"))
     plt.close(fig)
+
+
+def integer_x(*axes):
+    """Whole-number ticks on the x axis (depths, levels)."""
+    from matplotlib.ticker import MaxNLocator
+    for ax in axes:
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
+
+
+def label_points(ax, points, fontsize=5):
+    """Annotate (x, y, text) points, each label at the nearby offset that
+    overlaps least with labels already placed (crowded scatters stay legible)."""
+    fig = ax.figure
+    fig.canvas.draw()   # fixes the axes limits, so data -> points is final
+    to_pts = ax.transData + fig.dpi_scale_trans.inverted()
+    placed = []
+    offsets = [(3, 2), (3, -7), (-3, 6), (-3, -9), (3, 9), (3, -14), (-3, 13), (3, 16)]
+    for x, y, text in points:
+        px, py = to_pts.transform((x, y)) * 72
+        w, h = 0.55 * fontsize * len(text), fontsize
+
+        def overlap(off):
+            x0 = px + off[0] - (w if off[0] < 0 else 0)
+            y0 = py + off[1]
+            return sum(max(0, min(x0 + w, b[0] + b[2]) - max(x0, b[0]))
+                       * max(0, min(y0 + h, b[1] + b[3]) - max(y0, b[1])) for b in placed)
+        off = min(offsets, key=overlap)
+        placed.append((px + off[0] - (w if off[0] < 0 else 0), py + off[1], w, h))
+        ax.annotate(text, (x, y), xytext=off, textcoords="offset points", fontsize=fontsize,
+                    ha="right" if off[0] < 0 else "left")
 
 
 def no_data(ax, what):

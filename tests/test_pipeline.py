@@ -1,0 +1,107 @@
+"""End to end, as `make figures` runs it, on every experiment's smallest
+config: each experiments/*.toml shrunk (two smallest n, two seeds, 100
+training steps, width <= 16), run by the CLI's runner into a temporary
+results folder, then every figure script and the report read only those
+results. Figures and verdicts from such tiny runs mean nothing; what is
+checked is that the whole chain runs, writes every file it promises, and
+that each verdict is one of the three allowed words."""
+import glob
+import json
+import os
+import subprocess
+import sys
+import tomllib
+
+import pytest
+
+from conftest import ROOT
+
+EXPERIMENTS = sorted(glob.glob(os.path.join(ROOT, "experiments", "*.toml")))
+FIGURES = sorted(glob.glob(os.path.join(ROOT, "experiments", "figures", "fig_*.py")))
+VERDICTS = {"supported", "not supported", "inconclusive at this profile's scale"}
+
+
+def _shrink(grid):
+    g = dict(grid)
+    m = g["method"]
+    if m in ("ntk", "net") and isinstance(g.get("n"), list):
+        g["n"] = sorted(g["n"])[:2]
+    elif m in ("ntk", "net"):
+        g["n"] = min(g["n"], 128)
+    for key in ("seed", "seeds"):
+        if isinstance(g.get(key), list):
+            g[key] = g[key][:2]
+    if m == "net":
+        g.update(steps=min(g.get("steps", 100), 100), eval_every=50)
+        g["width"] = min(min(g["width"]) if isinstance(g["width"], list) else g["width"], 16)
+    if m in ("ntk", "net"):
+        g["n_test"] = 200
+    return g
+
+
+def _toml_value(v):
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, list):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    return json.dumps(v)  # strings, ints and floats read back the same in TOML
+
+
+def _write_small(path, out_dir):
+    with open(path, "rb") as fh:
+        cfg = tomllib.load(fh)
+    lines = [f"name = {_toml_value(cfg['name'])}", f"title = {_toml_value(cfg.get('title', ''))}"]
+    for prof in ("quick", "full"):
+        lines.append(f"[{prof}]")
+        for grid in cfg[prof]["grid"]:
+            lines.append(f"[[{prof}.grid]]")
+            lines += [f"{k} = {_toml_value(v)}" for k, v in _shrink(grid).items()]
+    dest = os.path.join(out_dir, os.path.basename(path))
+    with open(dest, "w") as fh:
+        fh.write("\n".join(lines) + "\n")
+    return dest
+
+
+@pytest.fixture(scope="module")
+def pipeline(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("pipeline")
+    env = dict(os.environ, NTKGAP_RESULTS=str(tmp / "results"), NTKGAP_FIGURES=str(tmp / "figures"),
+               NTKGAP_REPORT=str(tmp / "REPORT.md"), NTKGAP_PROFILE="quick", NTKGAP_PROGRESS="0")
+
+    def run(*argv):
+        p = subprocess.run([sys.executable, *argv], cwd=ROOT, env=env, capture_output=True, text=True,
+                           timeout=600)
+        assert p.returncode == 0, f"{argv}: {p.stderr[-2000:]}"
+        return p
+    (tmp / "configs").mkdir()
+    for path in EXPERIMENTS:
+        run("-m", "ntkgap", "run", _write_small(path, str(tmp / "configs")), "--profile", "quick",
+            "--jobs", "2")
+    for script in FIGURES:
+        run(script)
+    report = run(os.path.join(ROOT, "experiments", "report.py"), "quick")
+    return tmp, report.stdout
+
+
+def test_every_figure_is_drawn(pipeline):
+    tmp, _ = pipeline
+    for script in FIGURES:
+        name = os.path.basename(script)[4:-3]
+        for ext in ("png", "pdf"):
+            path = tmp / "figures" / f"{name}.{ext}"
+            assert path.is_file() and path.stat().st_size > 1000, path
+
+
+def test_report_and_summary_carry_every_claim(pipeline):
+    tmp, stdout = pipeline
+    summary = json.loads((tmp / "results" / "summary.json").read_text())
+    ids = {c["id"] for c in summary["claims"]}
+    assert {"E1", "E2", "E3b"} <= ids, ids   # the claims that tiny runs can always decide
+    assert all(c["verdict"] in VERDICTS for c in summary["claims"])
+    text = (tmp / "REPORT.md").read_text()
+    for c in summary["claims"]:
+        assert f"| {c['id']}: " in text
+    for script in FIGURES:
+        assert f"figures/{os.path.basename(script)[4:-3]}.png" in text   # every figure has its caption
+    assert "100 steps" in text   # budgets come from the configs as run, not the repo's
+    assert "# ntkgap report (quick profile)" in text and "claims:" in stdout
