@@ -128,64 +128,76 @@ for (t, a), c in ntk3.items():
           f"largest gap over n: log10(NTK / net) = {v:.2f} [{ci['lo']:.2f}, {ci['hi']:.2f}] at n={best_n}; "
           "a gap of 1-4 orders is a real but smaller gap than the paper's")
 
-# E4: exponential growth in L for the NTK, not for the depth-aware tree net
+# E4: exponential growth in L for the NTK, not for the depth-aware tree net;
+# at the headline eps = 0.1 and again at eps = 0.01 (both in the config's
+# theory grid): a target whose variance sits mostly in low degrees (linear-plus)
+# lets the NTK reach 0.1 cheaply, so the accuracy asked for changes the picture
 ntk4 = analysis.theory("e4_trees")
 net4 = analysis.curves("e4_trees", "net")
-for node in ("linear-plus", "parity"):
+
+
+def e4_claim(node, eps, cid):
     Lk, nk = [], []
     for (t, a), r in ntk4.items():
-        v = r["n_star"].get(str(analysis.EPS))
+        v = r["n_star"].get(str(eps))
         if analysis.node_of(t) == node and v and not v["censored"]:
             Lk.append(analysis.depth_of(t)); nk.append(v["n_star"])
     Lt, nt_, cens, below, curves_t = [], [], 0, [], {}
     for (t, a), c in net4.items():
         if analysis.node_of(t) == node and a.startswith("tree"):
-            r = analysis.n_star_with_ci(c)
+            r = analysis.n_star_with_ci(c, eps)
             if r["censored"]:
                 cens += 1   # not reached by the largest n: blocks any verdict
             elif r["left_censored"]:
                 below.append(analysis.depth_of(t))   # reached at the smallest n: no rate from it
             else:
                 Lt.append(analysis.depth_of(t)); nt_.append(r["n_star"]); curves_t[Lt[-1]] = c
-    if len(Lk) >= 2:
-        fk = scaling.growth_fit(np.array(Lk), np.array(nk))
-        beta_k = fk["exponential"]["beta"]
-        beta_t, ci_t = None, {"lo": None, "hi": None}
-        if len(Lt) >= 2:
-            beta_t = scaling.growth_fit(np.array(Lt), np.array(nt_))["exponential"]["beta"]
-            # CI over seeds: resample seeds jointly at every depth, refit beta
-            ns_grid = sorted(next(iter(curves_t.values())))
-            m = min(len(c[n]) for c in curves_t.values() for n in ns_grid)
-            depths = sorted(curves_t)
-            mats = np.stack([np.array([curves_t[L][n][:m] for n in ns_grid]).T for L in depths], 1)
+    if len(Lk) < 2:
+        return
+    fk = scaling.growth_fit(np.array(Lk), np.array(nk))
+    beta_k = fk["exponential"]["beta"]
+    beta_t, ci_t = None, {"lo": None, "hi": None}
+    if len(Lt) >= 2:
+        beta_t = scaling.growth_fit(np.array(Lt), np.array(nt_))["exponential"]["beta"]
+        # CI over seeds: resample seeds jointly at every depth, refit beta
+        ns_grid = sorted(next(iter(curves_t.values())))
+        m = min(len(c[n]) for c in curves_t.values() for n in ns_grid)
+        depths = sorted(curves_t)
+        mats = np.stack([np.array([curves_t[L][n][:m] for n in ns_grid]).T for L in depths], 1)
 
-            def beta_of(sample):
-                stars = [scaling.n_star(ns_grid, sample[:, i].mean(0), analysis.EPS) for i in range(len(depths))]
-                if any(r["censored"] or r["left_censored"] for r in stars):
-                    return np.nan
-                return scaling.growth_fit(np.array(depths), np.array([r["n_star"] for r in stars]))["exponential"]["beta"]
-            ci_t = scaling.bootstrap(beta_of, mats, seed=5, B=300)
-            if ci_t["dropped"] > 0.1 * 300:   # too many resamples censored: no honest CI
-                ci_t = {"lo": None, "hi": None, "dropped": ci_t["dropped"]}
-        exp_pref = fk["preferred"] == "exponential"
-        ok = (beta_t is not None and cens == 0 and exp_pref and ci_t["hi"] is not None
-              and beta_k > 2 * ci_t["hi"])
-        bad = beta_t is not None and cens == 0 and beta_t >= beta_k
-        claim(f"E4-{node}", f"tree targets (node={node}): NTK n* grows exponentially in L, the tree net's does not",
-              "NTK exponential in L; network polynomial",
-              {"ntk_beta": beta_k, "ntk_preferred": fk["preferred"], "tree_net_beta": beta_t,
-               "tree_net_beta_lo": ci_t["lo"], "tree_net_beta_hi": ci_t["hi"],
-               "tree_net_censored": cens, "tree_net_below_grid": sorted(below), "L_ntk": Lk, "n_star_ntk": nk, "L_tree": Lt, "n_star_tree": nt_},
-              "supported" if ok else ("not supported" if bad else "inconclusive at this profile's scale"),
-              f"NTK (eigenlearning) growth base {beta_k:.2f} ({fk['preferred']} preferred by AIC); tree net "
-              + (f"growth base {beta_t:.2f}" + (f" [{ci_t['lo']:.2f}, {ci_t['hi']:.2f}]" if ci_t["lo"]
-                                                 else " (no CI: n* censored in too many seed resamples)")
-                 + f" over L={min(Lt)}..{max(Lt)}"
-                 if beta_t else "too few resolved depths")
-              + (f", {cens} depth(s) not reached by the largest n" if cens else "")
-              + (f" (L={','.join(map(str, sorted(below)))} reached at the smallest n, excluded)" if below else "")
-              + "; supported when the NTK fit prefers exponential growth and its base exceeds twice the "
-              "tree net's upper CI, not supported when the tree net's base is at least the NTK's")
+        def beta_of(sample):
+            stars = [scaling.n_star(ns_grid, sample[:, i].mean(0), eps) for i in range(len(depths))]
+            if any(r["censored"] or r["left_censored"] for r in stars):
+                return np.nan
+            return scaling.growth_fit(np.array(depths), np.array([r["n_star"] for r in stars]))["exponential"]["beta"]
+        ci_t = scaling.bootstrap(beta_of, mats, seed=5, B=300)
+        if ci_t["dropped"] > 0.1 * 300:   # too many resamples censored: no honest CI
+            ci_t = {"lo": None, "hi": None, "dropped": ci_t["dropped"]}
+    exp_pref = fk["preferred"] == "exponential"
+    ok = (beta_t is not None and cens == 0 and exp_pref and ci_t["hi"] is not None
+          and beta_k > 2 * ci_t["hi"])
+    bad = beta_t is not None and cens == 0 and beta_t >= beta_k
+    claim(cid, f"tree targets (node={node}, eps={eps}): NTK n* grows exponentially in L, the tree net's does not",
+          "NTK exponential in L; network polynomial",
+          {"eps": eps, "ntk_beta": beta_k, "ntk_preferred": fk["preferred"], "tree_net_beta": beta_t,
+           "tree_net_beta_lo": ci_t["lo"], "tree_net_beta_hi": ci_t["hi"],
+           "tree_net_censored": cens, "tree_net_below_grid": sorted(below), "L_ntk": Lk, "n_star_ntk": nk,
+           "L_tree": Lt, "n_star_tree": nt_},
+          "supported" if ok else ("not supported" if bad else "inconclusive at this profile's scale"),
+          f"n*({eps}): NTK (eigenlearning) growth base {beta_k:.2f} ({fk['preferred']} preferred by AIC); tree net "
+          + (f"growth base {beta_t:.2f}" + (f" [{ci_t['lo']:.2f}, {ci_t['hi']:.2f}]" if ci_t["lo"]
+                                             else " (no CI: n* censored in too many seed resamples)")
+             + f" over L={min(Lt)}..{max(Lt)}"
+             if beta_t else "too few resolved depths")
+          + (f", {cens} depth(s) not reached by the largest n" if cens else "")
+          + (f" (L={','.join(map(str, sorted(below)))} reached at the smallest n, excluded)" if below else "")
+          + "; supported when the NTK fit prefers exponential growth and its base exceeds twice the "
+          "tree net's upper CI, not supported when the tree net's base is at least the NTK's")
+
+
+for node in ("linear-plus", "parity"):
+    e4_claim(node, analysis.EPS, f"E4-{node}")
+    e4_claim(node, 0.01, f"E4-{node}-eps0.01")
 
 def budgets(exp):
     """The network training budgets of this profile, from the config as last
