@@ -13,7 +13,7 @@ for cell, r in runner.results("e6_lazy_rich", "net"):
     rows.setdefault(cell["width"], []).append((cell["alpha"], e.mean(), e.mean() - e.min(), e.max() - e.mean()))
 for w, pts in sorted(rows.items()):
     a, m, lo, hi = map(np.array, zip(*sorted(pts)))
-    ax.errorbar(a, m, yerr=[lo, hi], fmt="o-", capsize=2, label=f"centred alpha (f - f0), width {w}")
+    ax.errorbar(a, m, yerr=[lo, hi], fmt="o-", capsize=2, label=f"centred alpha (f - f0), width {w}, gradient descent")
 for (t, arch), curve in analysis.curves("e6_lazy_rich", "ntk").items():
     _, m, _ = analysis.curve_stats(curve)
     ax.axhline(m[0], color=style.COLORS["ntk"], ls="--", label="NTK regression, same n")
