@@ -159,18 +159,20 @@ def e4_claim(node, eps, cid):
     beta_t, ci_t = None, {"lo": None, "hi": None}
     if len(Lt) >= 2:
         beta_t = scaling.growth_fit(np.array(Lt), np.array(nt_))["exponential"]["beta"]
-        # CI over seeds: resample seeds jointly at every depth, refit beta
-        ns_grid = sorted(next(iter(curves_t.values())))
-        m = min(len(c[n]) for c in curves_t.values() for n in ns_grid)
+        # CI over seeds: resample seed indices jointly at every depth (each
+        # depth with its own n grid), refit beta
         depths = sorted(curves_t)
-        mats = np.stack([np.array([curves_t[L][n][:m] for n in ns_grid]).T for L in depths], 1)
+        grids = {L: sorted(curves_t[L]) for L in depths}
+        m = min(len(curves_t[L][n]) for L in depths for n in grids[L])
+        mats = {L: np.array([curves_t[L][n][:m] for n in grids[L]]).T for L in depths}   # seeds x n
 
-        def beta_of(sample):
-            stars = [scaling.n_star(ns_grid, sample[:, i].mean(0), eps) for i in range(len(depths))]
+        def beta_of(idx):
+            idx = idx[:, 0].astype(int)
+            stars = [scaling.n_star(grids[L], mats[L][idx].mean(0), eps) for L in depths]
             if any(r["censored"] or r["left_censored"] for r in stars):
                 return np.nan
             return scaling.growth_fit(np.array(depths), np.array([r["n_star"] for r in stars]))["exponential"]["beta"]
-        ci_t = scaling.bootstrap(beta_of, mats, seed=5, B=300)
+        ci_t = scaling.bootstrap(beta_of, np.arange(m, dtype=float)[:, None], seed=5, B=300)
         if ci_t["dropped"] > 0.1 * 300:   # too many resamples censored: no honest CI
             ci_t = {"lo": None, "hi": None, "dropped": ci_t["dropped"]}
     exp_pref = fk["preferred"] == "exponential"
@@ -223,7 +225,7 @@ captions = {
     "e2_control": "E2. Band-limited circle targets: relative test MSE (MSE / Var f) vs training samples n for NTK regression and trained fc:depth=2 networks (mean over seeds, bars min-max). Paper: no gap.",
     "e3a_sawtooth": "E3a. Left: NTK sample complexity n*(eps) of the sawtooth vs depth L (eigenlearning lines; empirical KRR points with 95% bootstrap CIs) against the 6L+1 parameters of the exact ReLU network. Right: relative test MSE that trained networks reached from random initialisation, by which input they read (angle u or (cos, sin)); the exact network's optimum is 0.",
     "e3b_parity": "E3b. Sparse parity: relative test MSE vs n for NTK regression (points: mean over seeds, bars min-max), eigenlearning (dashed) and a minibatch-Adam two-layer ReLU network (" + budgets("e3b_parity") + ").",
-    "e4_trees": "E4. Compositional trees on the hypercube: n*(eps = 0.1) vs tree depth L for the NTK (eigenlearning and empirical KRR), an fc:depth=2 network and the depth-aware tree network; triangles mark n* not reached by the largest n.",
+    "e4_trees": "E4. Compositional trees on the hypercube: n*(eps) vs tree depth L (rows: eps = 0.1, 0.01) for the NTK (eigenlearning and empirical KRR), an fc:depth=2 network and the depth-aware tree network; triangles mark n* not reached by the largest n.",
     "e5_theory": "E5. Eigenlearning learning curves (lines) against empirical ridgeless NTK regression (points, mean over seeds, bars min-max); relative test MSE vs n. Hypercube curves agree within ~15%; on the circle (sawtooth) the ridgeless theory is optimistic by 2-5x, a known limit of the Gaussian-equivalence assumption in one dimension (with a ridge they agree: tests/test_kernels.py).",
     "e6_lazy_rich": "E6. Centred alpha (f - f0) networks on parity:d=12,k=3 at n = 600, trained by full-batch gradient descent on the loss / alpha^2 (Chizat, Oyallon & Bach 2019; " + budgets("e6_lazy_rich") + "): relative test MSE vs output scale alpha (mean over seeds, bars min-max); dashed: ridgeless NTK regression on the same n. Large alpha is the lazy regime, small alpha the rich one.",
     "e7_dichotomy": "E7. Left: NTK n*(0.1) (eigenlearning) of zoo targets vs their average Walsh degree (Fourier complexity). Right: empirical n*(0.1) of the depth-aware tree network vs the number of constituents (architectural complexity); v: reached at the smallest n (an upper bound), ^: not reached.",

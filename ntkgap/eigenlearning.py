@@ -28,7 +28,11 @@ n = 20..640), but ridgeless it under-predicts empirical KRR by 2-5x. The
 theory assumes the eigenfunctions of the sample behave like Gaussian
 features; in one dimension the ridgeless interpolant's error is set by the
 largest gaps between random points (a heavy-tailed statistic it does not
-see), so ridgeless circle curves from theory are optimistic.
+see), so ridgeless circle curves from theory are optimistic. Tomasini,
+Sclocchi & Wyart (ICML 2022, "Failure and success of the spectral bias
+prediction for Laplace kernel ridge regression: the case of low-dimensional
+data") describe this failure for kernels of this smoothness (eigenvalues
+~ k^-2 in one dimension) and its cure by a ridge.
 """
 from __future__ import annotations
 

@@ -4,16 +4,18 @@ import style  # noqa: I001  (first: puts experiments/ on sys.path)
 import analysis
 from style import plt
 
-fig, axes = plt.subplots(1, 2, figsize=(9.5, 3.6))
+# one row per accuracy the report judges (eps = 0.1 and 0.01)
+EPSS = (analysis.EPS, 0.01)
+fig, axes = plt.subplots(len(EPSS), 2, figsize=(9.5, 3.4 * len(EPSS)))
 nodes = ("linear-plus", "parity")
 th = analysis.theory("e4_trees")
 ntk = analysis.curves("e4_trees", "ntk")
 net = analysis.curves("e4_trees", "net")
-for ax, node in zip(axes, nodes):
+for ax, (eps, node) in zip(axes.flat, [(e, nd) for e in EPSS for nd in nodes]):
     series = {"NTK (eigenlearning)": ([], [], "theory"), "NTK (empirical KRR)": ([], [], "ntk"),
               "fc:depth=2 net": ([], [], "net"), "depth-aware tree net": ([], [], "tree")}
     for (t, a), r in th.items():
-        v = r["n_star"].get(str(analysis.EPS))
+        v = r["n_star"].get(str(eps))
         if analysis.node_of(t) == node and v and not v["censored"]:
             series["NTK (eigenlearning)"][0].append(analysis.depth_of(t)); series["NTK (eigenlearning)"][1].append(v["n_star"])
     for src, label in ((ntk, "NTK (empirical KRR)"), (net, None)):
@@ -21,7 +23,7 @@ for ax, node in zip(axes, nodes):
             if analysis.node_of(t) != node:
                 continue
             lab = label or ("depth-aware tree net" if a.startswith("tree") else "fc:depth=2 net")
-            r = analysis.n_star_with_ci(curve)
+            r = analysis.n_star_with_ci(curve, eps)
             L = analysis.depth_of(t)
             ns = max(curve)
             series[lab][0].append(L)
@@ -32,8 +34,9 @@ for ax, node in zip(axes, nodes):
         if L:
             o = np.argsort(L)
             ax.plot(np.array(L)[o], np.array(v, float)[o], "o-", color=style.COLORS[c], label=lab)
-    ax.set(yscale="log", xlabel="tree depth L", ylabel=f"n*(eps={analysis.EPS})",
-           title=f"node = {node} (^: not reached by the largest n)")
+    ax.set(yscale="log", xlabel="tree depth L", ylabel=f"samples n*(eps={eps})",
+           title=f"node = {node}, eps = {eps} (^: not reached by the largest n)")
     ax.legend()
     style.integer_x(ax)
+fig.tight_layout()
 style.save(fig, "e4_trees")
