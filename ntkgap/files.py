@@ -38,7 +38,8 @@ def atomic_write(path: str, data: bytes | str) -> None:
     folder = os.path.dirname(os.path.abspath(path))
     os.makedirs(folder, exist_ok=True)
     mode = "wb" if isinstance(data, bytes) else "w"
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-", suffix=os.path.basename(path))
+    # the writer's PID in the name lets a later run remove what a killed one left
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".tmp-{os.getpid()}-", suffix=os.path.basename(path))
     try:
         with os.fdopen(fd, mode) as fh:
             fh.write(data)
@@ -49,6 +50,34 @@ def atomic_write(path: str, data: bytes | str) -> None:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
+
+
+def remove_stale_temp(folder: str) -> int:
+    """Delete the temporary files of :func:`atomic_write` in ``folder`` whose
+    writing process no longer exists (killed mid-write: SIGKILL runs no
+    cleanup). Files of live writers are left alone. Returns how many went."""
+    gone = 0
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    for name in names:
+        parts = name.split("-", 2)
+        if len(parts) < 3 or parts[0] != ".tmp" or not parts[1].isdigit():
+            continue
+        try:
+            os.kill(int(parts[1]), 0)
+            continue                      # its writer is alive
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue                      # alive, another user's
+        try:
+            os.unlink(os.path.join(folder, name))
+            gone += 1
+        except OSError:
+            pass
+    return gone
 
 
 def atomic_save_npy(path: str, array) -> None:

@@ -220,12 +220,13 @@ def _store(name, cell, result):
 def run(path: str, profile: str = "quick", *, jobs: int = 2, executor: str = "local",
         scheduler: str | None = None) -> dict:
     from ntkgap import progress
-    from ntkgap.files import atomic_write, dumps
+    from ntkgap.files import atomic_write, dumps, remove_stale_temp
     cfg = load_config(path)
     name = cfg["name"]
     cells = expand(cfg, profile, where=path)
     todo = [c for c in cells if load_result(_path(name, c)) is None]
     os.makedirs(os.path.join(RESULTS, name), exist_ok=True)
+    remove_stale_temp(os.path.join(RESULTS, name))   # left by a run killed mid-write
     atomic_write(os.path.join(RESULTS, name, f".config-{profile}.json"), dumps(cfg, indent=1))
     start = time.perf_counter()
     with progress.bar(total=len(todo), desc=f"{name} [{profile}]") as bar:

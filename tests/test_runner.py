@@ -118,6 +118,21 @@ def test_sigkill_midway_then_resume(tiny, tmp_path):
     assert not glob.glob(os.path.join(res, "tiny", ".tmp-*"))
 
 
+def test_stale_temp_files_of_dead_writers_are_removed(tmp_path):
+    from ntkgap.files import atomic_write, remove_stale_temp
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()   # a PID that no longer runs
+    stale = tmp_path / f".tmp-{dead.pid}-abc.json"
+    live = tmp_path / f".tmp-{os.getpid()}-def.json"
+    other = tmp_path / ".tmp-notapid-x.json"
+    for f in (stale, live, other):
+        f.write_text("{")
+    atomic_write(tmp_path / "r.json", "{}")
+    assert remove_stale_temp(str(tmp_path)) == 1
+    assert not stale.exists() and live.exists() and other.exists()
+    assert json.loads((tmp_path / "r.json").read_text()) == {}
+
+
 BAD_CONFIGS = [
     ("name = 'x'\n[quick]\ngrid = []\n", "missing profile table [full]"),
     ("name = 'x'\nfoo = 1\n[quick]\ngrid=[]\n[full]\ngrid=[]\n", "unknown key 'foo'"),
