@@ -36,7 +36,11 @@ def test_exact_network_lives_in_the_depth_L_stax_architecture(L):
 
 @pytest.mark.parametrize("spec,width", [("tree:arity=2,L=3", 5), ("tree:arity=3,L=2,act=erf,W_std=1.5,b_std=0.3", 4),
                                         ("tree:arity=4,L=2,act=gelu", 7), ("tree:arity=2,L=1,b_std=0.0", 3)])
-def test_fast_tree_apply_equals_stax_conv_local(spec, width):
+@pytest.mark.parametrize("block_diagonal", [True, False])
+def test_fast_tree_apply_equals_stax_conv_local(spec, width, block_diagonal, monkeypatch):
+    import ntkgap.arch
+    if not block_diagonal:   # force the per-position einsum path
+        monkeypatch.setattr(ntkgap.arch, "BLOCK_DIAGONAL_MAX", 0)
     arch = parse_arch(spec)
     init_fn, fast, _ = arch.stax(width)
     _, slow, _ = arch.stax(width, fast=False)   # lax.conv_general_dilated_local
