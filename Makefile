@@ -11,8 +11,11 @@ export PYTHONUNBUFFERED := 1
 .PHONY: all env figures test bench clean distclean FORCE
 # Two recipes at a time: figure scripts are single-threaded, so two draw at
 # once. Experiment runs still go one at a time (the order-only chain below),
-# since each already keeps $(JOBS) processes busy.
+# since each already keeps $(JOBS) processes busy. Not with clean among the
+# goals: `make clean figures` must clean first.
+ifeq ($(filter clean distclean,$(MAKECMDGOALS)),)
 MAKEFLAGS += -j2
+endif
 
 all: figures
 

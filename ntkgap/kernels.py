@@ -57,7 +57,7 @@ def gram(arch, x1, x2=None, *, kind: str = "ntk", block: int = 2048,
     n1, n2 = len(x1), len(x2)
     if (hypercube_lookup and arch.name == "fc" and x1.shape[1:] == x2.shape[1:]
             and x1.shape[-1] < 2 ** 24 and _pm1(x1) and (sym or _pm1(x2))):
-        return _lookup_gram(arch, x1, x2, kind, block)
+        return _lookup_gram(arch, x1, x2, kind)
     per_entry = 8 * (1 + (2 if arch.name == "tree" else 0))
     memory.check(8.0 * n1 * n2 + 6.0 * per_entry * min(block, n1) * min(block, n2),
                  f"a {n1} x {n2} {kind.upper()} Gram")
@@ -84,7 +84,7 @@ def gram(arch, x1, x2=None, *, kind: str = "ntk", block: int = 2048,
     return out
 
 
-def _lookup_gram(arch, x1, x2, kind, block):
+def _lookup_gram(arch, x1, x2, kind):
     n1, n2, d = len(x1), len(x2), x1.shape[1]
     rows = max(1, min(n1, 1024))
     memory.check(8.0 * n1 * n2 + 16.0 * rows * n2, f"a {n1} x {n2} {kind.upper()} Gram")
