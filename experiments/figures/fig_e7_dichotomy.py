@@ -11,15 +11,14 @@ from ntkgap import runner
 
 spec = {c["target"]: r for c, r in runner.results("zoo", "spectrum")}
 fig, (a1, a2) = plt.subplots(1, 2, figsize=(9.5, 3.6))
-pts = []
+pts1 = []
 for (t, a), r in analysis.theory("zoo").items():
     v = r["n_star"].get(str(analysis.EPS))
     if t in spec and v:
         n = v["n_star"] if not v["censored"] else v["n_max"]
-        pts.append((spec[t]["complexity"]["average_degree"], n, v["censored"], t))
-for x, y, cens, t in pts:
+        pts1.append((spec[t]["complexity"]["average_degree"], n, v["censored"], t))
+for x, y, cens, t in pts1:
     a1.plot(x, y, "^" if cens else "o", color=style.COLORS["ntk"], alpha=0.5 if cens else 1)
-pts1 = pts
 a1.set(yscale="log", xlabel="Fourier complexity: average Walsh degree", ylabel="NTK n*(0.1) (theory; ^ censored)",
        title="kernel: governed by Fourier complexity")
 pts = []
