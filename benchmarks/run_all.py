@@ -12,7 +12,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import ntkgap._compat  # noqa: E402,F401
-from ntkgap import eigen, eigenlearning, kernels, krr, theory, training, walsh  # noqa: E402
+from ntkgap import cores, eigen, eigenlearning, kernels, krr, theory, training, walsh  # noqa: E402
 from ntkgap._compat import nt  # noqa: E402
 from ntkgap.arch import parse_arch  # noqa: E402
 from ntkgap.domains import Hypercube  # noqa: E402
@@ -26,13 +26,11 @@ NOTES = {
                   "near the LAPACK floor (`KRR solve only` vs `scipy cho_factor`); on the hypercube "
                   "ntkgap's Gram is a table look-up, so the Cholesky itself is most of its time.",
     "train 8 seeds": "Training, 8 seeds: vmap amortises tracing, compilation and dispatch, which "
-                     "dominate small networks (ratio ~4-5x). At width 128, n = 400 (~35 MFLOP a step) "
-                     "one seed already keeps both cores busy: measured in steady state (Adam, 500 "
-                     "steps in one scan), one seed takes ~1.05 ms a step and 8 vmapped seeds ~0.38 ms "
-                     "per seed (~90 GFLOP/s, near XLA's ~130 GFLOP/s for these batched matmuls): "
-                     "a steady-state ratio of ~2.8x; end to end 2.3-2.8x across runs. The depth-3 tree "
-                     "net (width 16) lands at 2.7-3.4x across runs: its small per-position matmuls "
-                     "are overhead-bound (~12 GFLOP/s) with or without vmap.",
+                     "dominate small networks; beyond that, XLA's CPU backend runs these batched "
+                     "matmuls on about one core (~100 GFLOP/s for 8 x (320x128)@(128x128) with one "
+                     "core or two), so the seeds are split into a vmapped group per core. On "
+                     f"{cores.available()} cores the ceiling is about {cores.available()}x the one-thread "
+                     "row; a compute-bound network (width 128: ~35 MFLOP a step) gains least.",
 }
 rows = []
 
@@ -144,19 +142,23 @@ sp, _ = theory.spectrum(a, parse_target("parity:d=30,k=3"))
 tc, _ = timed(lambda: eigenlearning.relative_test_mse(np.logspace(0, 12, 1000), sp))
 row("theory curve 1000 n up to 1e12 (target 1 s)", tc, None, "-", True)
 
-# Training: one vmapped call for 8 seeds vs 8 separate calls (each traces
-# and compiles its own step function, as 8 separate runs would). Small nets
-# are overhead-bound (vmap amortises compilation and dispatch); at width 128
-# the 2 cores are already busy with one seed, so 8 seeds cost ~8x the flops.
+# Training: one call for 8 seeds, vmapped in groups, a thread per core,
+# vs 8 separate calls (each traces and compiles its own step function, as 8
+# separate runs would); the middle row is vmap alone (one thread), to show
+# what each part buys. Both sides use the same XLA settings.
 for spec, target, width, n in (("fc:depth=2", "tree:d=16,L=2,arity=2,node=linear-plus", 32, 200),
                                ("fc:depth=2", "tree:d=16,L=2,arity=2,node=linear-plus", 128, 400),
                                ("tree:arity=2,L=3", "tree:d=16,L=3,arity=2,node=linear-plus", 16, 256)):
     arch, tgt = parse_arch(spec), parse_target(target)
     cfg = training.TrainConfig(steps=1000, lr=3e-3, eval_every=100)
     tv, rv = timed(lambda: training.train(arch, width, tgt, n, seeds=range(8), cfg=cfg), 2)
+    t1, r1 = timed(lambda: training.train(arch, width, tgt, n, seeds=range(8), cfg=cfg, workers=1), 2)
     tsq, rs = timed(lambda: training.train(arch, width, tgt, n, seeds=range(8), cfg=cfg, vmap=False), 2)
-    row(f"train 8 seeds {spec} w={width} n={n}, 1000 steps (target 3x)", tv, tsq, "8 sequential runs",
-        bool(np.allclose(rv["test_mse_per_seed"], rs["test_mse_per_seed"], rtol=1e-3)))
+    agree = bool(np.allclose(rv["test_mse_per_seed"], rs["test_mse_per_seed"], rtol=1e-3)
+                 and rv["test_mse_per_seed"] == r1["test_mse_per_seed"])
+    name = f"train 8 seeds {spec} w={width} n={n}, 1000 steps"
+    row(f"{name} ({rv['workers']} threads; target 3x)", tv, tsq, "8 sequential runs", agree)
+    row(f"{name} (1 thread: vmap alone)", t1, tsq, "8 sequential runs", agree)
 ti, _ = timed(lambda: subprocess.run([sys.executable, "-c", "import ntkgap"], check=True), 3)
 row("import ntkgap (target 2 s)", ti, None, "-", True)
 ti, _ = timed(lambda: subprocess.run([sys.executable, "-c", "import ntkgap.kernels"], check=True), 3)

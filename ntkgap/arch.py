@@ -161,7 +161,9 @@ class Arch:
                 out = (patches.reshape(n, P * I) @ D).reshape(n, P, O)
             else:
                 out = jnp.einsum("npi,pio->npo", patches.reshape(n, P, I), Wt)
-            return out * (W_std / np.sqrt(c * a)) + b_std * bias
+            # a Python float (weakly typed): a numpy scalar would promote a
+            # float32 network to float64 under x64
+            return out * float(W_std / np.sqrt(c * a)) + b_std * bias
 
         def fast_apply(params, x, **kwargs):
             for p, f, a in zip(params, applies, filters):

@@ -247,6 +247,8 @@ def _train_args(p):
     p.add_argument("--patience", type=_int_at_least(0), default=0, help="early-stopping checks (0: off)")
     p.add_argument("--n-test", type=_int_at_least(10), default=2000)
     p.add_argument("--curve", action="store_true", help="include the loss curve in the JSON")
+    p.add_argument("--workers", type=_int_at_least(1), default=None,
+                   help="threads sharing the seeds [NTKGAP_TRAIN_WORKERS, else the cores]")
 
 
 @verb("train", "train finite-width networks (vmapped seeds) and report relative test MSE")
@@ -260,8 +262,10 @@ def _train(args):
                                schedule=args.schedule, batch=args.batch, eval_every=args.eval_every,
                                patience=args.patience, alpha=args.alpha, param=args.param,
                                weight_decay=args.weight_decay)
+    from ntkgap import cores
+    workers = args.workers or cores.train_workers()   # a bad NTKGAP_TRAIN_WORKERS fails here
     r = training.train(arch, args.width, target, args.n, cfg=cfg, n_test=args.n_test,
-                       seeds=range(args.seed, args.seed + args.seeds))
+                       seeds=range(args.seed, args.seed + args.seeds), workers=workers)
     if not args.curve:
         r.pop("loss_curve")
     r.update(arch=str(arch), target=str(target.spec), n=args.n)

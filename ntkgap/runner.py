@@ -250,7 +250,11 @@ def run(path: str, profile: str = "quick", *, jobs: int = 2, executor: str = "lo
             from concurrent.futures import ProcessPoolExecutor, as_completed
             # the slowest cells first, so the pool ends together
             todo.sort(key=lambda c: -_cost(c))
-            with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn")) as pool:
+            # each process trains its seeds on cores / jobs threads
+            from ntkgap import cores
+            per = max(1, cores.available() // jobs)
+            with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn"),
+                                     initializer=_share_cores, initargs=(per,)) as pool:
                 futs = {pool.submit(run_cell, c): c for c in todo}
                 for fut in as_completed(futs):
                     _store(name, futs[fut], fut.result())
@@ -259,6 +263,11 @@ def run(path: str, profile: str = "quick", *, jobs: int = 2, executor: str = "lo
             raise UsageError(f"--executor {executor} is not allowed (allowed: local, dask)")
     return {"experiment": name, "profile": profile, "cells": len(cells), "computed": len(todo),
             "reused": len(cells) - len(todo), "seconds": time.perf_counter() - start}
+
+
+def _share_cores(per):
+    from ntkgap import cores
+    os.environ.setdefault(cores.ENV, str(per))
 
 
 def _cost(cell):

@@ -85,6 +85,8 @@ CLI_CASES = [
     (["sample-complexity", "--arch", "fc", "--target", "sawtooth:L=2", "--eps", "1.5"], "--eps"),
     (["kernel", "--arch", "fc", "--domain", "hypercube:d=15", "--all-points", "--out", "K.npy"],
      "D <= 14"),
+    (["train", "--arch", "fc", "--width", "8", "--target", "parity:d=6,k=2", "--n", "20", "--workers", "0"],
+     "--workers"),
 ]
 
 
@@ -99,6 +101,16 @@ def test_cli_bad_input_one_line_exit_2(cli, argv, message, tmp_path):
     assert "Traceback" not in r.stderr
     assert r.stdout == ""
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("value", ["two", "0", "-1"])
+def test_bad_train_workers_variable_one_line(cli, value, tmp_path):
+    r = cli("train", "--arch", "fc", "--width", "8", "--target", "parity:d=6,k=2", "--n", "20", "--steps", "10",
+            "--json", cwd=tmp_path, env={"NTKGAP_TRAIN_WORKERS": value})
+    assert r.returncode == 2, r.stderr
+    assert r.stderr.strip().splitlines() == [f"ntkgap: error: NTKGAP_TRAIN_WORKERS={value!r} must be an "
+                                             "integer >= 1"]
+    assert r.stdout == "" and os.listdir(tmp_path) == []
 
 
 def test_cli_help_lists_verbs(cli):

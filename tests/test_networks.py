@@ -96,17 +96,54 @@ def test_vmapped_seeds_equal_sequential_runs():
     assert together["best_step"] == apart["best_step"]
 
 
-def test_same_seed_gives_identical_numbers_and_compiles_once():
+@pytest.mark.parametrize("dtype", ["float64", "float32"])
+def test_same_seed_gives_identical_numbers_and_compiles_once(dtype):
     arch, target = parse_arch("tree:arity=2,L=2"), parse_target("tree:d=16,L=2,arity=2,node=parity")
+    cfg = _cfg()._replace(dtype=dtype)
     training.TRACE_COUNT["chunk"] = 0
-    a = training.train(arch, 32, target, 100, seeds=[7, 8], cfg=_cfg())
+    a = training.train(arch, 32, target, 100, seeds=[7, 8, 5, 6], cfg=cfg, workers=1)
     assert training.TRACE_COUNT["chunk"] == 1   # 6 chunks of steps, one trace
-    b = training.train(arch, 32, target, 100, seeds=[7, 8], cfg=_cfg())
+    training.TRACE_COUNT["chunk"] = 0
+    b = training.train(arch, 32, target, 100, seeds=[7, 8, 5, 6], cfg=cfg, workers=2)
+    assert training.TRACE_COUNT["chunk"] == 1   # two groups, one trace
     assert a["test_mse_per_seed"] == b["test_mse_per_seed"]
     assert a["loss_curve"] == b["loss_curve"]
-    c = training.train(arch, 32, target, 100, seeds=[9, 8], cfg=_cfg())
+    c = training.train(arch, 32, target, 100, seeds=[9, 8], cfg=cfg)
     assert c["test_mse_per_seed"][0] != a["test_mse_per_seed"][0]
     assert c["test_mse_per_seed"][1] == a["test_mse_per_seed"][1]
+
+
+@pytest.mark.parametrize("spec,target", [
+    ("fc:depth=2", "tree:d=16,L=2,arity=2,node=linear-plus"),
+    ("tree:arity=2,L=3", "tree:d=16,L=3,arity=2,node=parity"),
+])
+def test_seed_groups_do_not_change_any_number(spec, target):
+    # 5 seeds over 1, 2 (3 + 2, padded to 3 + 3) and 4 threads (2+2+1, padded):
+    # each seed's numbers, and the shared early-stopping decision, are the same
+    arch, target = parse_arch(spec), parse_target(target)
+    cfg = training.TrainConfig(steps=2000, lr=1e-2, eval_every=40, patience=3)
+    runs = [training.train(arch, 16, target, 80, seeds=[0, 1, 2, 3, 4], cfg=cfg, workers=w)
+            for w in (1, 2, 4)]
+    assert runs[0]["steps"] < 2000   # early stopping did act
+    for r in runs[1:]:
+        for key in ("test_mse_per_seed", "train_mse", "best_step", "loss_curve", "steps"):
+            assert r[key] == runs[0][key], key
+
+
+@pytest.mark.parametrize("spec", ["fc:depth=2", "fc:depth=1,act=erf", "fc:depth=1,act=gelu",
+                                  "tree:arity=2,L=2", "tree:arity=3,L=2,act=erf", "tree:arity=2,L=1,act=gelu"])
+def test_float32_networks_compute_in_float32(spec):
+    # a float64 constant inside apply would silently run float32 training in
+    # float64 (this happened: ~9x slower tree nets)
+    arch = parse_arch(spec)
+    init_fn, apply_fn, _ = arch.stax(8)
+    shape = (-1, arch.leaves, 1) if arch.name == "tree" else (-1, 6)
+    _, params = init_fn(jax.random.PRNGKey(0), shape)
+    params = jax.tree_util.tree_map(lambda p: p.astype(jnp.float32), params)
+    x = jnp.ones((3,) + shape[1:], jnp.float32)
+    assert apply_fn(params, x).dtype == jnp.float32
+    grads = jax.grad(lambda p: jnp.sum(apply_fn(p, x)))(params)
+    assert {g.dtype for g in jax.tree_util.tree_leaves(grads)} == {jnp.dtype(jnp.float32)}
 
 
 def test_early_stopping_keeps_best_checkpoint():

@@ -38,7 +38,9 @@ target = "sawtooth:L=2"
 
 
 def _env(results):
-    return dict(os.environ, NTKGAP_RESULTS=str(results), NTKGAP_PROGRESS="0")
+    env = dict(os.environ, NTKGAP_RESULTS=str(results), NTKGAP_PROGRESS="0")
+    env.pop("NTKGAP_TRAIN_WORKERS", None)
+    return env
 
 
 def _run(cfg, results, *extra, check=True):
@@ -93,6 +95,42 @@ def test_resume_determinism_and_changed_config(tiny, tmp_path, monkeypatch):
     assert len(_stored(tmp_path / "a")) == 25   # 24 ntk cells + 1 theory: nothing deleted
     monkeypatch.setenv("NTKGAP_PROFILE", "quick")
     assert len(runner.results("tiny", "ntk")) == 8
+
+
+NETS = """
+name = "nets"
+title = "nets"
+[quick]
+[[quick.grid]]
+method = "net"
+target = "tree:d=8,L=2,arity=2,node=parity"
+arch = ["fc:depth=1", "tree:arity=2,L=2"]
+width = 16
+n = 64
+seeds = [0, 1, 2, 3]
+steps = 200
+eval_every = 50
+[full]
+[[full.grid]]
+method = "spectrum"
+target = "sawtooth:L=2"
+"""
+
+
+def test_parallel_jobs_share_the_cores_and_keep_the_numbers(tmp_path):
+    from ntkgap import cores
+    cfg = tmp_path / "nets.toml"
+    cfg.write_text(NETS)
+    _run(cfg, tmp_path / "a", "--jobs", "1")   # one process: a thread per core
+    _run(cfg, tmp_path / "b", "--jobs", "2")   # two processes: cores / 2 threads each
+    ra, rb = ([json.loads(v)["result"] for _, v in sorted(_stored(tmp_path / x, "nets").items())]
+              for x in "ab")
+    assert len(ra) == len(rb) == 2
+    c = cores.available()
+    for a, b in zip(ra, rb):
+        assert a["workers"] == min(c, 2) and b["workers"] == (2 if c >= 4 else 1)
+        for key in ("test_mse_per_seed", "train_mse", "best_step", "loss_curve"):
+            assert a[key] == b[key], key
 
 
 def test_sigkill_midway_then_resume(tiny, tmp_path):
