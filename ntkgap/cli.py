@@ -262,10 +262,8 @@ def _train(args):
                                schedule=args.schedule, batch=args.batch, eval_every=args.eval_every,
                                patience=args.patience, alpha=args.alpha, param=args.param,
                                weight_decay=args.weight_decay)
-    from ntkgap import cores
-    workers = args.workers or cores.train_workers()   # a bad NTKGAP_TRAIN_WORKERS fails here
     r = training.train(arch, args.width, target, args.n, cfg=cfg, n_test=args.n_test,
-                       seeds=range(args.seed, args.seed + args.seeds), workers=workers)
+                       seeds=range(args.seed, args.seed + args.seeds), workers=args.workers)
     if not args.curve:
         r.pop("loss_curve")
     r.update(arch=str(arch), target=str(target.spec), n=args.n)

@@ -17,11 +17,10 @@ improved for ``patience`` checks.
 
 Seeds are split into up to ``workers`` equal groups of at least two (the
 last padded with copies of a real seed, whose numbers are discarded), one
-thread per group. XLA's
-CPU backend runs a batched matmul of the sizes trained here on about one
-core whatever the batch (measured: ~100 GFLOP/s for 8 x (320x128)@(128x128)
-with one core or two), so one vmapped group leaves the other cores idle;
-a group per core uses them. A seed's numbers do not depend on the grouping
+thread per group. XLA's CPU backend runs a batched matmul of the sizes
+trained here on about one core whatever the batch (measured: ~100 GFLOP/s
+for 8 x (320x128)@(128x128) with one core or two), so one vmapped group
+leaves the other cores idle; a group per core uses them. A seed's numbers do not depend on the grouping
 (tests compare 1, 2 and 4 workers); a run of one seed alone (``vmap=False``)
 agrees with them to rounding.
 """
@@ -178,7 +177,9 @@ def train(arch, width: int, target, n: int, *, seeds, cfg: TrainConfig = TrainCo
     # then rounds differently; batches of 2 or more give the same bits
     size = max(min(2, S), -(-S // workers))
     groups = -(-S // size)
-    run_seeds = seeds + [seeds[-1]] * (groups * size - S)   # padding: numbers discarded
+    pad = list(range(S)) + [S - 1] * (groups * size - S)   # padding: numbers discarded
+    run_seeds = [seeds[i] for i in pad]
+    R = len(run_seeds)
     dtype = jnp.float32 if cfg.dtype == "float32" else jnp.float64
     init_fn, apply_fn, _ = arch.stax(width)
     xs, ys, xts, yts = [], [], [], []
@@ -187,7 +188,6 @@ def train(arch, width: int, target, n: int, *, seeds, cfg: TrainConfig = TrainCo
         xt = dom.sample(n_test, seed=derive(s, "test", n))
         xs.append(arch.inputs(dom, x)); ys.append(target(x))
         xts.append(arch.inputs(dom, xt)); yts.append(target(xt))
-    pad = list(range(S)) + [S - 1] * (len(run_seeds) - S)
     X = jnp.asarray(np.stack([xs[i] for i in pad]), dtype)
     Y = jnp.asarray(np.stack([ys[i] for i in pad]), dtype)
     in_shape = (-1,) + X.shape[2:]
@@ -195,13 +195,12 @@ def train(arch, width: int, target, n: int, *, seeds, cfg: TrainConfig = TrainCo
     params0 = jax.vmap(lambda k: init_fn(k, in_shape)[1])(keys)
     params0 = jax.tree_util.tree_map(lambda p: p.astype(dtype), params0)
     n_params = sum(int(np.prod(p.shape[1:])) for p in jax.tree_util.tree_leaves(params0))
-    memory.check(len(run_seeds) * (n_params * 8 * (4 if cfg.optimizer == "adam" else 2)
-                                   + (cfg.batch or n_tr) * width * 8 * 6 * max(1, _depth(arch))),
+    memory.check(R * (n_params * 8 * (4 if cfg.optimizer == "adam" else 2)
+                      + (cfg.batch or n_tr) * width * 8 * 6 * max(1, _depth(arch))),
                  f"training {S} networks of {n_params} parameters")
     model, opt, chunk = _make(apply_fn, cfg, width, params0)
     from ntkgap.spectra import target_variance
     var = target_variance(target)
-    R = len(run_seeds)
     state = _State(params0, jax.vmap(opt.init)(params0), params0,
                    jnp.full(R, jnp.inf, dtype), jnp.zeros(R, jnp.int32),
                    jnp.stack([jax.random.PRNGKey(derive(s, "batches")) for s in run_seeds]),
@@ -223,6 +222,9 @@ def train(arch, width: int, target, n: int, *, seeds, cfg: TrainConfig = TrainCo
         # once would leave the groups queued one behind the other
         return jax.block_until_ready(step_fn(gstate[g], *gargs[g]))
 
+    def joined(arrays):   # one value per real seed, from the groups' outputs
+        return np.concatenate([np.asarray(a) for a in arrays])[:S]
+
     curve, since_best, last_best = [], 0, None
     n_chunks = -(-cfg.steps // cfg.eval_every)
     try:
@@ -230,12 +232,11 @@ def train(arch, width: int, target, n: int, *, seeds, cfg: TrainConfig = TrainCo
             for c in range(n_chunks):
                 outs = list(pool.map(advance, range(groups))) if pool else [advance(0)]
                 gstate = [o[0] for o in outs]
-                tl = np.concatenate([np.asarray(o[1]) for o in outs])[:S]
-                vl = np.concatenate([np.asarray(o[2]) for o in outs])[:S]
+                tl, vl = joined(o[1] for o in outs), joined(o[2] for o in outs)
                 curve.append({"step": (c + 1) * cfg.eval_every, "train_loss": tl.tolist(),
                               "val_mse": (vl / var).tolist()})
                 bar.update(cfg.eval_every)
-                bv = np.concatenate([np.asarray(st.best_val) for st in gstate])[:S]
+                bv = joined(st.best_val for st in gstate)
                 since_best = 0 if last_best is None or np.any(bv < last_best) else since_best + 1
                 last_best = bv
                 if cfg.patience and since_best >= cfg.patience:
