@@ -8,6 +8,7 @@ promise: it assumes this machine and cell sizes it can extrapolate to.
 
     python benchmarks/estimate_profile.py [full]
 """
+
 import glob
 import os
 import sys
@@ -46,7 +47,8 @@ def main(profile):
         rec = runner.load_result(path)
         if rec:
             stored.setdefault(rec["cell"]["method"], []).append(
-                (work(rec["cell"]), rec["result"]["cell_seconds"]))
+                (work(rec["cell"]), rec["result"]["cell_seconds"])
+            )
     if not stored:
         sys.exit("estimate_profile: no stored results to calibrate on (run `make figures` first)")
     rate, floor = {}, {}
@@ -55,7 +57,7 @@ def main(profile):
         floor[m] = float(np.median(secs))
         if pts[0][0] is not None:
             w = np.array([x for x, _ in pts], float)
-            big = w >= np.median(w)   # big cells: time ~ work; small ones are overhead
+            big = w >= np.median(w)  # big cells: time ~ work; small ones are overhead
             rate[m] = float(np.median(secs[big] / w[big]))
     total = 0.0
     print(f"{'experiment':16s} {'cells':>6s} {'estimated core-hours':>22s}")
@@ -66,11 +68,15 @@ def main(profile):
         for c in cells:
             w = work(c)
             base = floor.get(c["method"], 1.0)
-            secs += max(base, rate[c["method"]] * w) if w is not None and c["method"] in rate else base
+            secs += (
+                max(base, rate[c["method"]] * w) if w is not None and c["method"] in rate else base
+            )
         total += secs
         print(f"{cfg['name']:16s} {len(cells):6d} {secs / 3600:22.2f}")
-    print(f"{'total':16s} {'':6s} {total / 3600:22.2f}   (cells run 2 at a time on a 2-core machine: "
-          f"~{total / 3600 / 2:.1f} h wall)")
+    print(
+        f"{'total':16s} {'':6s} {total / 3600:22.2f}   (cells run 2 at a time on a 2-core machine: "
+        f"~{total / 3600 / 2:.1f} h wall)"
+    )
 
 
 if __name__ == "__main__":

@@ -1,5 +1,6 @@
 """Derived numbers shared by the figure scripts and the report: read stored
 results only (never compute cells), group them, fit them."""
+
 from __future__ import annotations
 
 import os
@@ -49,6 +50,7 @@ def n_star_with_ci(curve, eps=EPS, seed=0):
     def stat(s):
         r = scaling.n_star(ns, s.mean(0), eps)
         return r["n_star"] if not r["censored"] else np.nan
+
     ci = scaling.bootstrap(stat, mat, seed=seed, B=300)
     return {**point, "lo": ci["lo"], "hi": ci["hi"], "seeds": m}
 

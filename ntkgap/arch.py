@@ -15,6 +15,7 @@ ridgeless regression; b_std > 0 makes every circle eigenvalue positive
 (without bias the two-layer ReLU NTK has zero eigenvalues at odd
 frequencies >= 3; Bietti & Mairal 2019).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -29,23 +30,33 @@ ACTS = ("relu", "erf", "gelu")
 # largest block-diagonal matrix (entries) a locally connected layer is
 # evaluated with; beyond it, the per-position einsum (see Arch.stax)
 BLOCK_DIAGONAL_MAX = 1 << 18
-_common = {"act": Field(str, default="relu", choices=ACTS),
-           "W_std": Field(float, default=1.0, min=1e-6, max=100.0),
-           "b_std": Field(float, default=0.1, min=0.0, max=100.0)}
+_common = {
+    "act": Field(str, default="relu", choices=ACTS),
+    "W_std": Field(float, default=1.0, min=1e-6, max=100.0),
+    "b_std": Field(float, default=0.1, min=0.0, max=100.0),
+}
 
 SCHEMAS = {
-    "fc": Schema({"depth": Field(int, default=1, min=1, max=32), **_common,
-                  "input": Field(str, default="embed", choices=("embed", "angle"))},
-                 doc="fully connected, NTK parametrisation"),
-    "tree": Schema({"arity": Field(int, min=2, max=64), "L": Field(int, min=1, max=24), **_common},
-                   doc="locally connected tree over the first arity^L inputs"),
+    "fc": Schema(
+        {
+            "depth": Field(int, default=1, min=1, max=32),
+            **_common,
+            "input": Field(str, default="embed", choices=("embed", "angle")),
+        },
+        doc="fully connected, NTK parametrisation",
+    ),
+    "tree": Schema(
+        {"arity": Field(int, min=2, max=64), "L": Field(int, min=1, max=24), **_common},
+        doc="locally connected tree over the first arity^L inputs",
+    ),
 }
 
 
 def _stax():
     # JAX and neural-tangents load on first use, not on import: parsing and
     # validating specs (the runner, the CLI's checks) stays cheap
-    from ntkgap._compat import stax
+    from ntkgap._infra.compat import stax
+
     return stax
 
 
@@ -74,13 +85,17 @@ class Arch:
             if not isinstance(domain, Hypercube):
                 raise UsageError(f"arch '{self.spec}' needs a hypercube domain, got {domain}")
             if self.leaves > domain.d:
-                raise UsageError(f"arch '{self.spec}': arity^L = {self.leaves} exceeds d={domain.d}")
+                raise UsageError(
+                    f"arch '{self.spec}': arity^L = {self.leaves} exceeds d={domain.d}"
+                )
         if self.name == "fc" and self.spec["input"] == "angle" and not isinstance(domain, Circle):
             raise UsageError(f"arch '{self.spec}': input=angle needs the circle domain")
 
     def reads(self, domain) -> str:
         if isinstance(domain, Circle):
-            return "angle u = theta/2pi" if self.spec["input"] == "angle" else "(cos theta, sin theta)"
+            return (
+                "angle u = theta/2pi" if self.spec["input"] == "angle" else "(cos theta, sin theta)"
+            )
         if self.name == "tree":
             return f"x_1..x_{self.leaves} in {{-1,+1}}"
         return "x in {-1,+1}^d"
@@ -106,8 +121,17 @@ class Arch:
         stax = _stax()
 
         def local(channels, f):
-            layers.append(stax.ConvLocal(channels, (f,), strides=(f,), padding="VALID", W_std=W, b_std=b,
-                                         dimension_numbers=("NWC", "WIO", "NWC")))
+            layers.append(
+                stax.ConvLocal(
+                    channels,
+                    (f,),
+                    strides=(f,),
+                    padding="VALID",
+                    W_std=W,
+                    b_std=b,
+                    dimension_numbers=("NWC", "WIO", "NWC"),
+                )
+            )
             filters.append(f)
 
         def other(layer):
@@ -143,6 +167,7 @@ class Arch:
         if self.name != "tree" or not fast:
             return init_fn, apply_fn, kernel_fn
         import jax.numpy as jnp
+
         W_std, b_std = self.spec["W_std"], self.spec["b_std"]
         applies = [layer[1] for layer in layers]
 

@@ -4,6 +4,7 @@ Every verb takes ``--json`` (exactly one JSON object on stdout). Bad input
 prints one line ``ntkgap: error: ...`` on stderr and exits with status 2;
 no traceback, no partial output file (files are written atomically, last).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -24,11 +25,13 @@ def verb(name, help):
     def deco(fn):
         VERBS[name] = (fn, help)
         return fn
+
     return deco
 
 
 def _emit(args, obj, text=None):
-    from ntkgap.files import dumps
+    from ntkgap._infra.files import dumps
+
     if args.json:
         sys.stdout.write(dumps(obj) + "\n")
     else:
@@ -44,6 +47,7 @@ def _positive_float(option):
         if not math.isfinite(v) or v < 0:
             raise argparse.ArgumentTypeError(f"{text!r} must be a finite number >= 0")
         return v
+
     conv.__name__ = option
     return conv
 
@@ -57,6 +61,7 @@ def _int_at_least(lo):
         if v < lo:
             raise argparse.ArgumentTypeError(f"{v} must be >= {lo}")
         return v
+
     conv.__name__ = "integer"
     return conv
 
@@ -64,9 +69,14 @@ def _int_at_least(lo):
 # ---------------------------------------------------------------- spectrum
 def _spectrum_args(p):
     from ntkgap.targets import help_text
+
     p.add_argument("--target", required=True, help="target spec, e.g. sawtooth:L=3")
-    p.add_argument("--kmax", type=_int_at_least(1), default=None,
-                   help="highest circle frequency reported (default: 8x the dominant one)")
+    p.add_argument(
+        "--kmax",
+        type=_int_at_least(1),
+        default=None,
+        help="highest circle frequency reported (default: 8x the dominant one)",
+    )
     p.add_argument("--plot", metavar="FILE", help="also draw the spectrum as a bar chart")
     p.epilog = help_text()
 
@@ -75,6 +85,7 @@ def _spectrum_args(p):
 def _spectrum(args):
     from ntkgap import spectra
     from ntkgap.targets import parse_target
+
     target = parse_target(args.target)
     rep = spectra.report(target, kmax=args.kmax)
     if args.plot:
@@ -85,6 +96,7 @@ def _spectrum(args):
 
 def _check_out(path, suffixes):
     import os
+
     if not path.endswith(suffixes):
         raise UsageError(f"output file {path!r} must end in one of {', '.join(suffixes)}")
     folder = os.path.dirname(os.path.abspath(path))
@@ -96,6 +108,7 @@ def _check_out(path, suffixes):
 def _arch_target_args(p, target=True):
     from ntkgap.arch import help_text as arch_help
     from ntkgap.targets import help_text as target_help
+
     p.add_argument("--arch", required=True, help="architecture spec, e.g. fc:depth=2,act=relu")
     if target:
         p.add_argument("--target", required=True, help="target spec, e.g. parity:d=20,k=3")
@@ -113,25 +126,41 @@ def _eigenvalues(args):
     from ntkgap import eigen
     from ntkgap.arch import parse_arch
     from ntkgap.domains import parse_domain
+
     arch, dom = parse_arch(args.arch), parse_domain(args.domain)
     es = eigen.eigensystem(arch, dom, args.kmax)
-    out = {"arch": str(arch), "domain": str(dom), "k": es.k.tolist(),
-           "eigenvalue": es.eigenvalue.tolist(),
-           "multiplicity": [int(round(m)) if m < 2 ** 53 else int(m) for m in es.multiplicity],
-           "trace": es.trace}
+    out = {
+        "arch": str(arch),
+        "domain": str(dom),
+        "k": es.k.tolist(),
+        "eigenvalue": es.eigenvalue.tolist(),
+        "multiplicity": [int(round(m)) if m < 2**53 else int(m) for m in es.multiplicity],
+        "trace": es.trace,
+    }
     if es.error is not None:
         out["error"] = es.error.tolist()
-    text = "\n".join([f"{arch} on {dom} (trace {es.trace:.6g})", f"{'k':>6} {'eigenvalue':>14} {'multiplicity':>14}"]
-                     + [f"{k:>6} {lam:>14.6e} {m:>14.6g}" for k, lam, m in
-                        zip(out["k"], out["eigenvalue"], es.multiplicity)])
+    text = "\n".join(
+        [
+            f"{arch} on {dom} (trace {es.trace:.6g})",
+            f"{'k':>6} {'eigenvalue':>14} {'multiplicity':>14}",
+        ]
+        + [
+            f"{k:>6} {lam:>14.6e} {m:>14.6g}"
+            for k, lam, m in zip(out["k"], out["eigenvalue"], es.multiplicity)
+        ]
+    )
     _emit(args, out, text)
 
 
 def _kernel_args(p):
     _arch_target_args(p, target=False)
     p.add_argument("--domain", required=True, help="hypercube:d=D (D <= 14)")
-    p.add_argument("--all-points", action="store_true", required=True,
-                   help="the Gram over all 2^D points (index order of ntkgap.walsh)")
+    p.add_argument(
+        "--all-points",
+        action="store_true",
+        required=True,
+        help="the Gram over all 2^D points (index order of ntkgap.walsh)",
+    )
     p.add_argument("--kind", default="ntk", choices=("ntk", "nngp"))
     p.add_argument("--out", required=True, metavar="FILE.npy")
 
@@ -139,37 +168,56 @@ def _kernel_args(p):
 @verb("kernel", "the full NTK/NNGP Gram over all hypercube points, saved as .npy")
 def _kernel(args):
     from ntkgap import kernels
+    from ntkgap._infra.files import atomic_save_npy
     from ntkgap.arch import parse_arch
     from ntkgap.domains import Hypercube, parse_domain
-    from ntkgap.files import atomic_save_npy
+
     arch, dom = parse_arch(args.arch), parse_domain(args.domain)
     if not isinstance(dom, Hypercube) or dom.d > 14:
         raise UsageError(f"--domain {args.domain}: --all-points needs hypercube:d=D with D <= 14")
     _check_out(args.out, (".npy",))
     K = kernels.gram(arch, arch.inputs(dom, dom.enumerate()), kind=args.kind)
     atomic_save_npy(args.out, K)
-    _emit(args, {"arch": str(arch), "domain": str(dom), "kind": args.kind, "out": args.out,
-                 "shape": list(K.shape)}, f"wrote {args.out} ({K.shape[0]} x {K.shape[1]})")
+    _emit(
+        args,
+        {
+            "arch": str(arch),
+            "domain": str(dom),
+            "kind": args.kind,
+            "out": args.out,
+            "shape": list(K.shape),
+        },
+        f"wrote {args.out} ({K.shape[0]} x {K.shape[1]})",
+    )
 
 
 def _curve_args(p):
     _arch_target_args(p)
     p.add_argument("--n", required=True, help="comma-separated sample sizes, e.g. 100,200,400")
     p.add_argument("--seeds", type=_int_at_least(1), default=3, help="seeds per n [3]")
-    p.add_argument("--ridge", type=_positive_float("ridge"), default=0.0, help="ridge (absolute) [0]")
-    p.add_argument("--noise", type=_positive_float("noise"), default=0.0, help="label-noise variance [0]")
+    p.add_argument(
+        "--ridge", type=_positive_float("ridge"), default=0.0, help="ridge (absolute) [0]"
+    )
+    p.add_argument(
+        "--noise", type=_positive_float("noise"), default=0.0, help="label-noise variance [0]"
+    )
     p.add_argument("--n-test", type=_int_at_least(10), default=2000, help="test points [2000]")
     p.add_argument("--kind", default="ntk", choices=("ntk", "nngp"))
     p.add_argument("--seed", type=_int_at_least(0), default=0, help="base seed [0]")
 
 
-@verb("learning-curve", "NTK regression test error vs n: empirical (seeds) and eigenlearning theory")
+@verb(
+    "learning-curve", "NTK regression test error vs n: empirical (seeds) and eigenlearning theory"
+)
 def _learning_curve(args):
     import numpy as np
-    from ntkgap import eigenlearning, ntk_predictor, progress, theory
+
+    from ntkgap import eigenlearning, ntk_predictor, theory
+    from ntkgap._infra import progress
     from ntkgap.arch import parse_arch
     from ntkgap.specs import parse_int_list
     from ntkgap.targets import parse_target
+
     arch, target = parse_arch(args.arch), parse_target(args.target)
     ns = parse_int_list("--n", args.n)
     arch.check_domain(target.domain)
@@ -180,23 +228,45 @@ def _learning_curve(args):
         for n in ns:
             vals = []
             for s in range(args.seeds):
-                r = ntk_predictor.evaluate(arch, target, n, seed=args.seed + s, n_test=args.n_test,
-                                           ridge=args.ridge, noise=args.noise, kind=args.kind,
-                                           variance=sp.variance)
+                r = ntk_predictor.evaluate(
+                    arch,
+                    target,
+                    n,
+                    seed=args.seed + s,
+                    n_test=args.n_test,
+                    ridge=args.ridge,
+                    noise=args.noise,
+                    kind=args.kind,
+                    variance=sp.variance,
+                )
                 vals.append(r["test_mse"])
                 if r["jitter"]:
                     notes.append(f"n={n} seed={args.seed + s}: {r['note']} ({r['jitter']:.1e})")
                 bar.update()
             emp.append(float(np.mean(vals)))
             std.append(float(np.std(vals)))
-    out = {"arch": str(arch), "target": str(target.spec), "kind": args.kind, "ridge": args.ridge,
-           "noise": args.noise, "seeds": args.seeds, "n_test": args.n_test, "n": ns,
-           "test_mse_empirical": emp, "test_mse_empirical_std": std,
-           "test_mse_theory": th.tolist(), "jitter_notes": notes,
-           "arch_reads": arch.reads(target.domain)}
-    text = "\n".join([f"{arch} on {target.spec} (relative test MSE)",
-                      f"{'n':>8} {'empirical':>12} {'std':>10} {'theory':>12}"]
-                     + [f"{n:>8} {e:>12.4e} {s:>10.2e} {t:>12.4e}" for n, e, s, t in zip(ns, emp, std, th)])
+    out = {
+        "arch": str(arch),
+        "target": str(target.spec),
+        "kind": args.kind,
+        "ridge": args.ridge,
+        "noise": args.noise,
+        "seeds": args.seeds,
+        "n_test": args.n_test,
+        "n": ns,
+        "test_mse_empirical": emp,
+        "test_mse_empirical_std": std,
+        "test_mse_theory": th.tolist(),
+        "jitter_notes": notes,
+        "arch_reads": arch.reads(target.domain),
+    }
+    text = "\n".join(
+        [
+            f"{arch} on {target.spec} (relative test MSE)",
+            f"{'n':>8} {'empirical':>12} {'std':>10} {'theory':>12}",
+        ]
+        + [f"{n:>8} {e:>12.4e} {s:>10.2e} {t:>12.4e}" for n, e, s, t in zip(ns, emp, std, th)]
+    )
     _emit(args, out, text)
 
 
@@ -213,18 +283,29 @@ def _sample_complexity(args):
     from ntkgap import eigenlearning, theory
     from ntkgap.arch import parse_arch
     from ntkgap.targets import parse_target
+
     if not 0 < args.eps < 1:
         raise UsageError(f"--eps {args.eps}: must lie in (0, 1)")
     if not 1 <= args.n_max <= 1e15:
         raise UsageError(f"--n-max {args.n_max:g}: must lie in [1, 1e15]")
     arch, target = parse_arch(args.arch), parse_target(args.target)
     sp, _ = theory.spectrum(arch, target)
-    r = eigenlearning.sample_complexity(sp, args.eps, ridge=args.ridge, noise=args.noise,
-                                        n_max=args.n_max)
-    out = {"arch": str(arch), "target": str(target.spec), "eps": args.eps,
-           "n_star_theory": r["n_star"], "censored": r["censored"], "n_max": args.n_max}
-    txt = (f"n*({args.eps:g}) = {r['n_star']}" if not r["censored"]
-           else f"n*({args.eps:g}) > {args.n_max:g} (not reached)")
+    r = eigenlearning.sample_complexity(
+        sp, args.eps, ridge=args.ridge, noise=args.noise, n_max=args.n_max
+    )
+    out = {
+        "arch": str(arch),
+        "target": str(target.spec),
+        "eps": args.eps,
+        "n_star_theory": r["n_star"],
+        "censored": r["censored"],
+        "n_max": args.n_max,
+    }
+    txt = (
+        f"n*({args.eps:g}) = {r['n_star']}"
+        if not r["censored"]
+        else f"n*({args.eps:g}) > {args.n_max:g} (not reached)"
+    )
     _emit(args, out, f"{arch} on {target.spec}: {txt}")
 
 
@@ -235,20 +316,30 @@ def _train_args(p):
     p.add_argument("--n", type=_int_at_least(2), required=True, help="samples (train + validation)")
     p.add_argument("--seeds", type=_int_at_least(1), default=1, help="seeds, trained vmapped [1]")
     p.add_argument("--seed", type=_int_at_least(0), default=0, help="first seed [0]")
-    p.add_argument("--alpha", type=float, default=None, help="centred alpha (f - f0) model (lazy if large)")
+    p.add_argument(
+        "--alpha", type=float, default=None, help="centred alpha (f - f0) model (lazy if large)"
+    )
     p.add_argument("--param", default="ntk", choices=("ntk", "mf"))
     p.add_argument("--steps", type=_int_at_least(1), default=5000)
     p.add_argument("--lr", type=float, default=1e-3)
     p.add_argument("--optimizer", default="adam", choices=("adam", "sgd"))
     p.add_argument("--schedule", default="constant", choices=("constant", "cosine"))
-    p.add_argument("--batch", type=_int_at_least(0), default=0, help="minibatch size (0: full batch)")
+    p.add_argument(
+        "--batch", type=_int_at_least(0), default=0, help="minibatch size (0: full batch)"
+    )
     p.add_argument("--weight-decay", type=_positive_float("weight-decay"), default=0.0)
     p.add_argument("--eval-every", type=_int_at_least(1), default=100)
-    p.add_argument("--patience", type=_int_at_least(0), default=0, help="early-stopping checks (0: off)")
+    p.add_argument(
+        "--patience", type=_int_at_least(0), default=0, help="early-stopping checks (0: off)"
+    )
     p.add_argument("--n-test", type=_int_at_least(10), default=2000)
     p.add_argument("--curve", action="store_true", help="include the loss curve in the JSON")
-    p.add_argument("--workers", type=_int_at_least(1), default=None,
-                   help="threads sharing the seeds [NTKGAP_TRAIN_WORKERS, else the cores]")
+    p.add_argument(
+        "--workers",
+        type=_int_at_least(1),
+        default=None,
+        help="threads sharing the seeds [NTKGAP_TRAIN_WORKERS, else the cores]",
+    )
 
 
 @verb("train", "train finite-width networks (vmapped seeds) and report relative test MSE")
@@ -256,20 +347,41 @@ def _train(args):
     from ntkgap import training
     from ntkgap.arch import parse_arch
     from ntkgap.targets import parse_target
+
     arch, target = parse_arch(args.arch), parse_target(args.target)
     arch.check_domain(target.domain)
-    cfg = training.TrainConfig(steps=args.steps, lr=args.lr, optimizer=args.optimizer,
-                               schedule=args.schedule, batch=args.batch, eval_every=args.eval_every,
-                               patience=args.patience, alpha=args.alpha, param=args.param,
-                               weight_decay=args.weight_decay)
-    r = training.train(arch, args.width, target, args.n, cfg=cfg, n_test=args.n_test,
-                       seeds=range(args.seed, args.seed + args.seeds), workers=args.workers)
+    cfg = training.TrainConfig(
+        steps=args.steps,
+        lr=args.lr,
+        optimizer=args.optimizer,
+        schedule=args.schedule,
+        batch=args.batch,
+        eval_every=args.eval_every,
+        patience=args.patience,
+        alpha=args.alpha,
+        param=args.param,
+        weight_decay=args.weight_decay,
+    )
+    r = training.train(
+        arch,
+        args.width,
+        target,
+        args.n,
+        cfg=cfg,
+        n_test=args.n_test,
+        seeds=range(args.seed, args.seed + args.seeds),
+        workers=args.workers,
+    )
     if not args.curve:
         r.pop("loss_curve")
     r.update(arch=str(arch), target=str(target.spec), n=args.n)
-    _emit(args, r, f"{arch} width {args.width} on {target.spec}, n={args.n}: relative test MSE "
-                   f"{r['test_mse']:.4g} +- {r['test_mse_std']:.2g} (train {r['train_mse']:.3g}), "
-                   f"{r['steps']} steps, {r['seconds']:.1f} s")
+    _emit(
+        args,
+        r,
+        f"{arch} width {args.width} on {target.spec}, n={args.n}: relative test MSE "
+        f"{r['test_mse']:.4g} +- {r['test_mse_std']:.2g} (train {r['train_mse']:.3g}), "
+        f"{r['steps']} steps, {r['seconds']:.1f} s",
+    )
 
 
 # ------------------------------------------------------------- experiments
@@ -278,33 +390,54 @@ def _run_args(p):
     p.add_argument("--profile", default="quick", help="quick or full [quick]")
     p.add_argument("--jobs", type=_int_at_least(1), default=2, help="local worker processes [2]")
     p.add_argument("--executor", default="local", choices=("local", "dask"))
-    p.add_argument("--scheduler", default=None, help="Dask scheduler address (with --executor dask)")
+    p.add_argument(
+        "--scheduler", default=None, help="Dask scheduler address (with --executor dask)"
+    )
 
 
 @verb("run", "run an experiment's cells that are not stored yet (resumable)")
 def _run(args):
     from ntkgap import runner
-    r = runner.run(args.config, args.profile, jobs=args.jobs, executor=args.executor,
-                   scheduler=args.scheduler)
-    _emit(args, r, f"{r['experiment']} [{r['profile']}]: {r['cells']} cells, {r['computed']} computed, "
-                   f"{r['reused']} reused, {r['seconds']:.1f} s")
+
+    r = runner.run(
+        args.config, args.profile, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler
+    )
+    _emit(
+        args,
+        r,
+        f"{r['experiment']} [{r['profile']}]: {r['cells']} cells, {r['computed']} computed, "
+        f"{r['reused']} reused, {r['seconds']:.1f} s",
+    )
 
 
-_ARGS = {"spectrum": _spectrum_args, "eigenvalues": _eigenvalues_args, "kernel": _kernel_args,
-         "learning-curve": _curve_args, "sample-complexity": _sc_args, "train": _train_args,
-         "run": _run_args}
+_ARGS = {
+    "spectrum": _spectrum_args,
+    "eigenvalues": _eigenvalues_args,
+    "kernel": _kernel_args,
+    "learning-curve": _curve_args,
+    "sample-complexity": _sc_args,
+    "train": _train_args,
+    "run": _run_args,
+}
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(prog="ntkgap", description=(
-        "Kernel-versus-network theory verification on compositional targets. "
-        "Specs are name:key=value,... strings; see each verb's --help."),
-        formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--version", action="version", version="ntkgap 0.1.0")
+    parser = _Parser(
+        prog="ntkgap",
+        description=(
+            "Kernel-versus-network theory verification on compositional targets. "
+            "Specs are name:key=value,... strings; see each verb's --help."
+        ),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    from ntkgap import __version__
+
+    parser.add_argument("--version", action="version", version=f"ntkgap {__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="<verb>", parser_class=_Parser)
     for name, (fn, help) in VERBS.items():
-        p = sub.add_parser(name, help=help, description=help,
-                           formatter_class=argparse.RawDescriptionHelpFormatter)
+        p = sub.add_parser(
+            name, help=help, description=help, formatter_class=argparse.RawDescriptionHelpFormatter
+        )
         _ARGS[name](p)
         p.add_argument("--json", action="store_true", help="print exactly one JSON object")
         p.set_defaults(_fn=fn)

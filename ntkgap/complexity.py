@@ -12,6 +12,7 @@ O'Donnell 2014 ch. 3 for degree/L1 notions):
 * sparsity: the number of non-zero coefficients (|f_hat| > 1e-12 max);
 * RKHS norm: sum_k power_k / lambda_k under a kernel's eigenvalues.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -62,8 +63,7 @@ def measures(power, coefficients_abs=None, *, eps=(0.1, 0.01)) -> dict:
     ``coefficients_abs`` are the absolute values of all individual
     coefficients (every f_hat(S), or |c_k| for all k in Z); without them L1
     and sparsity are omitted."""
-    out = {"dominant": dominant(power),
-           "average_degree": average_degree(power)}
+    out = {"dominant": dominant(power), "average_degree": average_degree(power)}
     for e in eps:
         out[f"bandwidth_eps{e:g}"] = bandwidth(power, e)
     if coefficients_abs is not None:

@@ -7,6 +7,7 @@ raw +-1 vector on the hypercube (stax's 1/sqrt(fan_in) then makes kernels
 functions of <x, y>/d). ``angle`` gives u = t / 2pi, the input of the exact
 sawtooth network.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -20,8 +21,7 @@ MAX_ENUMERATE_BITS = 24
 
 SCHEMAS = {
     "circle": Schema({}, doc="theta uniform on [0, 2pi); models read (cos theta, sin theta)"),
-    "hypercube": Schema({"d": Field(int, min=1, max=100_000)},
-                        doc="x uniform on {-1,+1}^d"),
+    "hypercube": Schema({"d": Field(int, min=1, max=100_000)}, doc="x uniform on {-1,+1}^d"),
 }
 
 
@@ -67,7 +67,7 @@ class Hypercube:
 
     @property
     def size(self) -> int:
-        return 2 ** self.d
+        return 2**self.d
 
     def sample(self, n: int, *, seed: int) -> np.ndarray:
         rng = np.random.default_rng(seed)
@@ -77,8 +77,10 @@ class Hypercube:
         """All 2^d points; row i has x_j = -1 exactly where bit j of i is 1
         (the index convention of :func:`ntkgap.walsh.fwht`)."""
         if self.d > 20:
-            raise SpecError(f"domain 'hypercube': d={self.d} is too large to enumerate (allowed: d <= 20)")
-        return bits_to_points(np.arange(2 ** self.d), self.d)
+            raise SpecError(
+                f"domain 'hypercube': d={self.d} is too large to enumerate (allowed: d <= 20)"
+            )
+        return bits_to_points(np.arange(2**self.d), self.d)
 
     def features(self, x) -> np.ndarray:
         return np.asarray(x, dtype=np.float64)

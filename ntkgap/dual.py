@@ -14,6 +14,7 @@ cos th = c/q); erf, Williams 1997
 This module is an independent reference for neural-tangents' kernel_fn
 (tests compare them) and the high-precision source of hypercube eigenvalues.
 """
+
 from __future__ import annotations
 
 import mpmath
@@ -40,8 +41,17 @@ class _Mp:
     clip = staticmethod(lambda x: max(min(x, 1), -1))
 
 
-def fc_kernel(t, *, depth: int, act: str, W_std: float, b_std: float, t0=1.0,
-              kind: str = "ntk", arithmetic: str = "numpy"):
+def fc_kernel(
+    t,
+    *,
+    depth: int,
+    act: str,
+    W_std: float,
+    b_std: float,
+    t0=1.0,
+    kind: str = "ntk",
+    arithmetic: str = "numpy",
+):
     """NTK or NNGP of ``fc:depth,act,W_std,b_std`` at <x,x'>/n0 = t when
     every input has <x,x>/n0 = t0 (t0 = 1 on the hypercube, 1/2 on the
     circle embedding)."""
@@ -52,7 +62,7 @@ def fc_kernel(t, *, depth: int, act: str, W_std: float, b_std: float, t0=1.0,
         W2, b2 = mpmath.mpf(W_std) ** 2, mpmath.mpf(b_std) ** 2
         t, t0 = mpmath.mpf(t), mpmath.mpf(t0)
     else:
-        W2, b2 = W_std ** 2, b_std ** 2
+        W2, b2 = W_std**2, b_std**2
         t = np.asarray(t, dtype=np.float64)
     c = W2 * t + b2
     q = W2 * t0 + b2

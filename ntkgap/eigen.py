@@ -20,6 +20,7 @@
   eigenfunctions, mu_S = 2^-s sum_z K(1, z) chi_S(z): the FWHT of the
   kernel's first row, exact for s <= 20.
 """
+
 from __future__ import annotations
 
 import math
@@ -67,15 +68,18 @@ def eigensystem(arch, domain, kmax: int, *, rtol: float = 1e-7) -> Eigensystem:
 
 def _circle_row(arch, n):
     from ntkgap import kernels
+
     t = 2 * np.pi * np.arange(n) / n
     x = Circle().features(t)
     return kernels.gram(arch, x[:1], x, block=65536)[0]
 
 
-def circle(arch, kmax: int, *, rtol: float = 1e-7, max_n: int = 2 ** 22) -> Eigensystem:
+def circle(arch, kmax: int, *, rtol: float = 1e-7, max_n: int = 2**22) -> Eigensystem:
     if arch.name != "fc" or arch.spec["input"] != "embed":
-        raise UsageError(f"arch '{arch.spec}': circle eigenvalues need a rotation-invariant "
-                         "kernel (fc with input=embed)")
+        raise UsageError(
+            f"arch '{arch.spec}': circle eigenvalues need a rotation-invariant "
+            "kernel (fc with input=embed)"
+        )
     n = int(2 ** math.ceil(math.log2(max(64 * (kmax + 1), 4096))))
     row = _circle_row(arch, n)
     lam = np.fft.rfft(row).real[: kmax + 1] / n
@@ -113,14 +117,18 @@ def krawtchouk_rows(d: int, kmax: int) -> list[list[int]]:
 def hypercube_fc(arch, d: int, kmax: int) -> Eigensystem:
     s = arch.spec
     if s["act"] not in ("relu", "erf"):
-        raise UsageError(f"arch act={s['act']}: exact hypercube eigenvalues need a closed-form "
-                         "dual kernel (allowed: relu, erf)")
+        raise UsageError(
+            f"arch act={s['act']}: exact hypercube eigenvalues need a closed-form "
+            "dual kernel (allowed: relu, erf)"
+        )
     kmax = min(kmax, d)
     digits = 30 + min(math.ceil(kmax * math.log10(max(d, 2))), d)
     kw = dict(depth=s["depth"], act=s["act"], W_std=s["W_std"], b_std=s["b_std"])
     with mpmath.workdps(digits):
-        h = [dual.fc_kernel(mpmath.mpf(d - 2 * j) / d, arithmetic="mpmath", **kw)
-             for j in range(d + 1)]
+        h = [
+            dual.fc_kernel(mpmath.mpf(d - 2 * j) / d, arithmetic="mpmath", **kw)
+            for j in range(d + 1)
+        ]
         scale = mpmath.mpf(2) ** (-d)
         lam = []
         for row in krawtchouk_rows(d, kmax):
@@ -133,15 +141,18 @@ def hypercube_fc(arch, d: int, kmax: int) -> Eigensystem:
 
 def hypercube_tree(arch, domain: Hypercube, *, group_rtol: float = 1e-9) -> Eigensystem:
     from ntkgap import kernels
+
     s = arch.leaves
     if s > MAX_TREE_BITS:
-        raise UsageError(f"arch '{arch.spec}': {s} leaves exceed {MAX_TREE_BITS} for exact "
-                         "tree-kernel eigenvalues")
-    z = np.ones((2 ** s, domain.d))
+        raise UsageError(
+            f"arch '{arch.spec}': {s} leaves exceed {MAX_TREE_BITS} for exact "
+            "tree-kernel eigenvalues"
+        )
+    z = np.ones((2**s, domain.d))
     z[:, :s] = walsh.bit_column_matrix(s)
     x = arch.inputs(domain, z)
     row = kernels.gram(arch, x[:1], x, block=4096)[0]
-    mu = walsh.fwht(row) / 2 ** s
+    mu = walsh.fwht(row) / 2**s
     # group equal eigenvalues (the tree's symmetries make many coincide)
     order = np.argsort(-mu, kind="stable")
     blocks, cur = [], [order[0]]
@@ -152,7 +163,7 @@ def hypercube_tree(arch, domain: Hypercube, *, group_rtol: float = 1e-9) -> Eige
             blocks.append(cur)
             cur = [i]
     blocks.append(cur)
-    deg = walsh.popcount(np.arange(2 ** s))
+    deg = walsh.popcount(np.arange(2**s))
     lam = np.array([mu[b].mean() for b in blocks])
     mult = np.array([float(len(b)) for b in blocks])
     kk = np.array([int(np.round(deg[b].mean())) for b in blocks])

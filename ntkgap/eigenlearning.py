@@ -34,6 +34,7 @@ prediction for Laplace kernel ridge regression: the case of low-dimensional
 data") describe this failure for kernels of this smoothness (eigenvalues
 ~ k^-2 in one dimension) and its cure by a ridge.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -50,9 +51,9 @@ class Spectrum:
     eigenvalue: np.ndarray
     multiplicity: np.ndarray
     power: np.ndarray
-    tail: float = 0.0          # kernel mass in unlisted blocks
-    tail_power: float = 0.0    # target power in unlisted / zero-eigenvalue blocks
-    variance: float = 1.0      # the target's variance (for relative errors)
+    tail: float = 0.0  # kernel mass in unlisted blocks
+    tail_power: float = 0.0  # target power in unlisted / zero-eigenvalue blocks
+    variance: float = 1.0  # the target's variance (for relative errors)
 
     def __post_init__(self):
         lam = np.asarray(self.eigenvalue, dtype=np.float64)
@@ -115,7 +116,7 @@ def test_mse(n, sp: Spectrum, *, ridge: float = 0.0, noise: float = 0.0) -> np.n
     k = kappa[:, None]
     learn = lam / (lam + k)
     unlearned = ((1 - learn) ** 2 * sp.power[None, :]).sum(1) + sp.tail_power
-    denom = n - (sp.multiplicity[None, :] * learn ** 2).sum(1)
+    denom = n - (sp.multiplicity[None, :] * learn**2).sum(1)
     with np.errstate(divide="ignore", invalid="ignore"):
         e0 = np.where(denom > 0, n / denom, np.inf)
         out = e0 * (unlearned + noise) - noise
@@ -129,8 +130,9 @@ def relative_test_mse(n, sp: Spectrum, **kw) -> np.ndarray:
     return test_mse(n, sp, **kw) / sp.variance
 
 
-def sample_complexity(sp: Spectrum, eps: float, *, ridge: float = 0.0, noise: float = 0.0,
-                      n_max: float = 1e12) -> dict:
+def sample_complexity(
+    sp: Spectrum, eps: float, *, ridge: float = 0.0, noise: float = 0.0, n_max: float = 1e12
+) -> dict:
     """Smallest integer n <= n_max with predicted relative MSE <= eps;
     ``{"n_star": None, "censored": True}`` when not reached by n_max."""
     if not 0 < eps < 1:
@@ -139,8 +141,12 @@ def sample_complexity(sp: Spectrum, eps: float, *, ridge: float = 0.0, noise: fl
     err = relative_test_mse(grid, sp, ridge=ridge, noise=noise)
     hit = np.nonzero(err <= eps)[0]
     if hit.size == 0:
-        return {"n_star": None, "censored": True, "n_max": n_max,
-                "relative_mse_at_n_max": float(err[-1])}
+        return {
+            "n_star": None,
+            "censored": True,
+            "n_max": n_max,
+            "relative_mse_at_n_max": float(err[-1]),
+        }
     j = hit[0]
     lo = 0.0 if j == 0 else grid[j - 1]
     hi = grid[j]

@@ -5,6 +5,7 @@ Power convention: power[0] = c_0^2, power[k] = |c_k|^2 + |c_-k|^2
 = (a_k^2 + b_k^2)/2 for f = a_0 + sum a_k cos k theta + b_k sin k theta, so
 sum_k power[k] = E f^2 (Parseval).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -13,7 +14,7 @@ import numpy as np
 def power_from_series(a, b) -> np.ndarray:
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
-    p = 0.5 * (a ** 2 + b ** 2)
+    p = 0.5 * (a**2 + b**2)
     p[0] = a[0] ** 2
     return p
 
@@ -30,11 +31,12 @@ def fft_series(f, kmax: int, *, n: int | None = None):
     coefficient empirically: the largest change between n and 2n samples
     (aliasing folds frequency k + m n onto k, so doubling n exposes it).
     """
+
     def coeffs(m):
         theta = 2 * np.pi * np.arange(m) / m
         c = np.fft.rfft(f(theta)) / m
-        a = 2 * c.real[:kmax + 1]
-        b = -2 * c.imag[:kmax + 1]
+        a = 2 * c.real[: kmax + 1]
+        b = -2 * c.imag[: kmax + 1]
         a[0] = c.real[0]
         return a, b
 

@@ -11,15 +11,18 @@ by table look-up at j = (d - X1 X2^T) / 2: the same numbers as the blocked
 kernel_fn path (tests compare the two), at the cost of one integer-valued
 matmul instead of n^2 closed-form kernel evaluations.
 """
+
 from __future__ import annotations
 
 import functools
 
-from ntkgap import _compat  # noqa: F401  (x64 and no TensorFlow, before jax)
 import jax
 import numpy as np
 
-from ntkgap import memory
+from ntkgap._infra import (
+    compat,  # noqa: F401  (x64 and no TensorFlow, before jax)
+    memory,
+)
 from ntkgap.errors import UsageError
 
 KINDS = ("ntk", "nngp")
@@ -43,8 +46,9 @@ def hypercube_table(arch, d: int, kind: str = "ntk") -> np.ndarray:
     return gram(arch, ref, pts, kind=kind, hypercube_lookup=False)[0]
 
 
-def gram(arch, x1, x2=None, *, kind: str = "ntk", block: int = 2048,
-         hypercube_lookup: bool = True) -> np.ndarray:
+def gram(
+    arch, x1, x2=None, *, kind: str = "ntk", block: int = 2048, hypercube_lookup: bool = True
+) -> np.ndarray:
     """K(x1, x2) for network inputs (already through ``arch.inputs``).
 
     With ``hypercube_lookup`` (the default), +-1 inputs of an ``fc`` arch
@@ -55,18 +59,26 @@ def gram(arch, x1, x2=None, *, kind: str = "ntk", block: int = 2048,
     sym = x2 is None
     x2 = x1 if sym else np.asarray(x2, dtype=np.float64)
     n1, n2 = len(x1), len(x2)
-    if (hypercube_lookup and arch.name == "fc" and x1.shape[1:] == x2.shape[1:]
-            and x1.shape[-1] < 2 ** 24 and _pm1(x1) and (sym or _pm1(x2))):
+    if (
+        hypercube_lookup
+        and arch.name == "fc"
+        and x1.shape[1:] == x2.shape[1:]
+        and x1.shape[-1] < 2**24
+        and _pm1(x1)
+        and (sym or _pm1(x2))
+    ):
         return _lookup_gram(arch, x1, x2, kind)
     per_entry = 8 * (1 + (2 if arch.name == "tree" else 0))
-    memory.check(8.0 * n1 * n2 + 6.0 * per_entry * min(block, n1) * min(block, n2),
-                 f"a {n1} x {n2} {kind.upper()} Gram")
+    memory.check(
+        8.0 * n1 * n2 + 6.0 * per_entry * min(block, n1) * min(block, n2),
+        f"a {n1} x {n2} {kind.upper()} Gram",
+    )
     out = np.empty((n1, n2))
     fn = _block_fn(arch, kind)
     b1, b2 = min(block, n1), min(block, n2)
 
     def padded(x, start, size):
-        part = x[start:start + size]
+        part = x[start : start + size]
         if len(part) < size:  # pad to the block shape: one compiled kernel
             part = np.concatenate([part, np.repeat(part[-1:], size - len(part), axis=0)])
         return part
@@ -78,9 +90,9 @@ def gram(arch, x1, x2=None, *, kind: str = "ntk", block: int = 2048,
                 continue
             blk = np.asarray(fn(xi, padded(x2, j, b2)))
             ni, nj = min(b1, n1 - i), min(b2, n2 - j)
-            out[i:i + ni, j:j + nj] = blk[:ni, :nj]
+            out[i : i + ni, j : j + nj] = blk[:ni, :nj]
             if sym and j > i:
-                out[j:j + nj, i:i + ni] = blk[:ni, :nj].T
+                out[j : j + nj, i : i + ni] = blk[:ni, :nj].T
     return out
 
 
@@ -94,8 +106,8 @@ def _lookup_gram(arch, x1, x2, kind):
     a, b = x1.astype(np.float32), x2.astype(np.float32)
     out = np.empty((n1, n2))
     for i in range(0, n1, rows):
-        g = a[i:i + rows] @ b.T
+        g = a[i : i + rows] @ b.T
         g += d + 0.5
         g *= 0.5
-        np.take(by_agreements, g.astype(np.intp), out=out[i:i + rows])
+        np.take(by_agreements, g.astype(np.intp), out=out[i : i + rows])
     return out

@@ -8,6 +8,7 @@ numerically singular (LAPACK's reciprocal condition estimate below
 jitter is added to the diagonal, starting at 1e-12 x mean diag and growing
 by 10x, and the value used is reported, never silently applied.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -22,10 +23,10 @@ RCOND_MIN = 1e-14
 
 @dataclass
 class Solution:
-    alpha: np.ndarray        # (K + (ridge + jitter) I)^-1 y
+    alpha: np.ndarray  # (K + (ridge + jitter) I)^-1 y
     ridge: float
-    jitter: float            # extra diagonal added for stability (0.0 if none)
-    rcond: float             # LAPACK reciprocal condition estimate of the factored matrix
+    jitter: float  # extra diagonal added for stability (0.0 if none)
+    rcond: float  # LAPACK reciprocal condition estimate of the factored matrix
     note: str = ""
 
     def predict(self, k_test_train) -> np.ndarray:
@@ -44,7 +45,7 @@ def _column_abs_sums(K, rows: int = 512) -> np.ndarray:
     """sum_i |K_ij| per column, in row blocks (no n x n temporary)."""
     acc = np.zeros(K.shape[1])
     for i in range(0, K.shape[0], rows):
-        acc += np.abs(K[i:i + rows]).sum(axis=0)
+        acc += np.abs(K[i : i + rows]).sum(axis=0)
     return acc
 
 

@@ -1,11 +1,12 @@
 """The infinite-width NTK (or NNGP) regression predictor of a target from n
 random samples, and its test error relative to the target's variance."""
+
 from __future__ import annotations
 
 import numpy as np
 
 from ntkgap import kernels, krr
-from ntkgap.seeds import derive
+from ntkgap._infra.seeds import derive
 
 
 def sample(target, n: int, *, seed: int, role: str):
@@ -13,8 +14,18 @@ def sample(target, n: int, *, seed: int, role: str):
     return x, target(x)
 
 
-def evaluate(arch, target, n: int, *, seed: int, n_test: int = 2000, ridge: float = 0.0,
-             noise: float = 0.0, kind: str = "ntk", variance: float | None = None) -> dict:
+def evaluate(
+    arch,
+    target,
+    n: int,
+    *,
+    seed: int,
+    n_test: int = 2000,
+    ridge: float = 0.0,
+    noise: float = 0.0,
+    kind: str = "ntk",
+    variance: float | None = None,
+) -> dict:
     """Fit on n samples (labels plus N(0, noise) noise), score on n_test fresh ones."""
     dom = target.domain
     x, y = sample(target, n, seed=seed, role="train")
@@ -27,8 +38,11 @@ def evaluate(arch, target, n: int, *, seed: int, n_test: int = 2000, ridge: floa
     pred = sol.predict(kernels.gram(arch, xti, xi, kind=kind))
     if variance is None:
         from ntkgap.spectra import target_variance
+
         variance = target_variance(target)
     var = variance
-    return {"test_mse": float(np.mean((pred - yt) ** 2)) / var,
-            "train_mse": float(np.mean((k_train @ sol.alpha - y) ** 2)) / var,
-            **sol.info()}
+    return {
+        "test_mse": float(np.mean((pred - yt) ** 2)) / var,
+        "train_mse": float(np.mean((k_train @ sol.alpha - y) ** 2)) / var,
+        **sol.info(),
+    }

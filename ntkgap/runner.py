@@ -9,6 +9,7 @@ product into cells. Each cell's result is stored atomically at
 hash of that config: a cell already stored is reused, an interrupted run
 resumes where it stopped, and a changed grid recomputes only new cells.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -18,6 +19,7 @@ import os
 import time
 import tomllib
 
+from ntkgap._infra import config
 from ntkgap.errors import UsageError
 
 PROFILES = ("quick", "full")
@@ -26,12 +28,27 @@ METHODS = {
     "eigen": {"arch", "domain", "kmax"},
     "ntk": {"target", "arch", "n", "seed", "n_test", "ridge"},
     "theory": {"target", "arch", "n", "eps"},
-    "net": {"target", "arch", "width", "n", "seeds", "steps", "lr", "batch", "weight_decay",
-            "optimizer", "alpha", "param", "eval_every", "patience", "n_test", "schedule"},
+    "net": {
+        "target",
+        "arch",
+        "width",
+        "n",
+        "seeds",
+        "steps",
+        "lr",
+        "batch",
+        "weight_decay",
+        "optimizer",
+        "alpha",
+        "param",
+        "eval_every",
+        "patience",
+        "n_test",
+        "schedule",
+    },
     "exact_sawtooth": {"L"},
 }
 LIST_PARAMS = {"theory": {"n", "eps"}, "net": {"seeds"}}
-RESULTS = os.environ.get("NTKGAP_RESULTS", "results")
 
 
 def load_config(path: str) -> dict:
@@ -44,8 +61,10 @@ def load_config(path: str) -> dict:
         raise UsageError(f"config {path}: unreadable ({str(exc).splitlines()[0]})") from None
     unknown = set(cfg) - {"name", "title", *PROFILES}
     if unknown:
-        raise UsageError(f"config {path}: unknown key '{sorted(unknown)[0]}' "
-                         f"(allowed: name, title, {', '.join(PROFILES)})")
+        raise UsageError(
+            f"config {path}: unknown key '{sorted(unknown)[0]}' "
+            f"(allowed: name, title, {', '.join(PROFILES)})"
+        )
     if not isinstance(cfg.get("name"), str) or not cfg["name"].replace("_", "").isalnum():
         raise UsageError(f"config {path}: 'name' must be a word of letters, digits and _")
     for prof in PROFILES:
@@ -59,6 +78,7 @@ def _validate_cell(cell, where):
     from ntkgap.arch import parse_arch
     from ntkgap.domains import parse_domain
     from ntkgap.targets import parse_target
+
     m = cell["method"]
     try:
         if "target" in cell:
@@ -71,16 +91,35 @@ def _validate_cell(cell, where):
             parse_domain(cell["domain"])
     except UsageError as exc:
         raise UsageError(f"config {where}: {exc}") from None
-    for key in ("n", "seed", "width", "steps", "kmax", "n_test", "L", "batch", "eval_every", "patience"):
+    for key in (
+        "n",
+        "seed",
+        "width",
+        "steps",
+        "kmax",
+        "n_test",
+        "L",
+        "batch",
+        "eval_every",
+        "patience",
+    ):
         vals = cell.get(key)
-        for v in (vals if isinstance(vals, list) else [vals] if vals is not None else []):
-            if not isinstance(v, int) or isinstance(v, bool) or v < (0 if key in ("seed", "batch", "patience") else 1):
-                raise UsageError(f"config {where}: method '{m}': {key}={v!r} must be a positive integer")
+        for v in vals if isinstance(vals, list) else [vals] if vals is not None else []:
+            if (
+                not isinstance(v, int)
+                or isinstance(v, bool)
+                or v < (0 if key in ("seed", "batch", "patience") else 1)
+            ):
+                raise UsageError(
+                    f"config {where}: method '{m}': {key}={v!r} must be a positive integer"
+                )
     if m == "net" and not cell.get("seeds"):
         raise UsageError(f"config {where}: method 'net': seeds must be a non-empty list")
     for key in ("lr", "ridge", "weight_decay", "alpha"):
         v = cell.get(key)
-        if v is not None and (not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0 or v != v):
+        if v is not None and (
+            not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0 or v != v
+        ):
             raise UsageError(f"config {where}: method '{m}': {key}={v!r} must be a number >= 0")
     for e in cell.get("eps", []) if m == "theory" else []:
         if not isinstance(e, float) or not 0 < e < 1:
@@ -91,17 +130,25 @@ def expand(cfg: dict, profile: str, where: str = "config", *, validate: bool = T
     if profile not in PROFILES:
         raise UsageError(f"profile '{profile}' is not allowed (allowed: {', '.join(PROFILES)})")
     table = cfg.get(profile)
-    if not isinstance(table, dict) or set(table) - {"grid"} or not isinstance(table.get("grid"), list):
+    if (
+        not isinstance(table, dict)
+        or set(table) - {"grid"}
+        or not isinstance(table.get("grid"), list)
+    ):
         raise UsageError(f"config {where}: [{profile}] must hold only [[{profile}.grid]] tables")
     cells = []
     for grid in table["grid"]:
         m = grid.get("method")
         if m not in METHODS:
-            raise UsageError(f"config {where}: method={m!r} is not allowed (allowed: {', '.join(METHODS)})")
+            raise UsageError(
+                f"config {where}: method={m!r} is not allowed (allowed: {', '.join(METHODS)})"
+            )
         unknown = set(grid) - METHODS[m] - {"method"}
         if unknown:
-            raise UsageError(f"config {where}: method '{m}': unknown key '{sorted(unknown)[0]}' "
-                             f"(allowed: {', '.join(sorted(METHODS[m]))})")
+            raise UsageError(
+                f"config {where}: method '{m}': unknown key '{sorted(unknown)[0]}' "
+                f"(allowed: {', '.join(sorted(METHODS[m]))})"
+            )
         keep = LIST_PARAMS.get(m, set())
         axes = {k: (v if isinstance(v, list) and k not in keep else [v]) for k, v in grid.items()}
         for k, v in axes.items():
@@ -121,7 +168,7 @@ def cell_key(cell: dict) -> str:
 
 
 def _path(name, cell):
-    return os.path.join(RESULTS, name, cell_key(cell) + ".json")
+    return os.path.join(config.results_dir(), name, cell_key(cell) + ".json")
 
 
 def load_result(path):
@@ -134,7 +181,9 @@ def load_result(path):
         return None
 
 
-def results(name: str, method: str | None = None, *, profile: str | None = None) -> list[tuple[dict, dict]]:
+def results(
+    name: str, method: str | None = None, *, profile: str | None = None
+) -> list[tuple[dict, dict]]:
     """Stored (cell, result) pairs of experiment ``name``.
 
     With a ``profile`` (default: the ``NTKGAP_PROFILE`` environment
@@ -142,11 +191,11 @@ def results(name: str, method: str | None = None, *, profile: str | None = None)
     config as last run are returned: results of cells since removed from
     the config stay on disk for reuse but never reach a figure or a verdict.
     """
-    folder = os.path.join(RESULTS, name)
+    folder = os.path.join(config.results_dir(), name)
     out = []
     if not os.path.isdir(folder):
         return out
-    profile = profile or os.environ.get("NTKGAP_PROFILE") or None
+    profile = profile or config.profile()
     keys = None
     if profile:
         cfg = load_result(os.path.join(folder, f".config-{profile}.json"))
@@ -161,73 +210,129 @@ def results(name: str, method: str | None = None, *, profile: str | None = None)
 
 def run_cell(cell: dict) -> dict:
     """Compute one cell (in whatever process the executor chose)."""
-    from ntkgap import _compat  # noqa: F401  (x64 and neural-tangents without TF, before any work)
+    from ntkgap._infra import compat  # noqa: F401  (x64 and neural-tangents without TF, before any work)
     from ntkgap.arch import parse_arch
     from ntkgap.targets import parse_target
+
     m = cell["method"]
     start = time.perf_counter()
     if m == "spectrum":
         from ntkgap import spectra
+
         out = spectra.report(parse_target(cell["target"]))
     elif m == "eigen":
         from ntkgap import eigen
         from ntkgap.domains import parse_domain
+
         es = eigen.eigensystem(parse_arch(cell["arch"]), parse_domain(cell["domain"]), cell["kmax"])
-        out = {"k": es.k.tolist(), "eigenvalue": es.eigenvalue.tolist(),
-               "multiplicity": es.multiplicity.tolist(), "trace": es.trace}
+        out = {
+            "k": es.k.tolist(),
+            "eigenvalue": es.eigenvalue.tolist(),
+            "multiplicity": es.multiplicity.tolist(),
+            "trace": es.trace,
+        }
     elif m == "ntk":
         from ntkgap import ntk_predictor
-        out = ntk_predictor.evaluate(parse_arch(cell["arch"]), parse_target(cell["target"]), cell["n"],
-                                     seed=cell["seed"], n_test=cell.get("n_test", 2000),
-                                     ridge=cell.get("ridge", 0.0))
+
+        out = ntk_predictor.evaluate(
+            parse_arch(cell["arch"]),
+            parse_target(cell["target"]),
+            cell["n"],
+            seed=cell["seed"],
+            n_test=cell.get("n_test", 2000),
+            ridge=cell.get("ridge", 0.0),
+        )
     elif m == "theory":
         import numpy as np
+
         from ntkgap import eigenlearning, theory
+
         sp, _ = theory.spectrum(parse_arch(cell["arch"]), parse_target(cell["target"]))
         ns = cell["n"] if isinstance(cell["n"], list) else [cell["n"]]
-        out = {"n": ns, "test_mse": eigenlearning.relative_test_mse(np.array(ns, float), sp).tolist(),
-               "n_star": {str(e): eigenlearning.sample_complexity(sp, e) for e in cell.get("eps", [])}}
+        out = {
+            "n": ns,
+            "test_mse": eigenlearning.relative_test_mse(np.array(ns, float), sp).tolist(),
+            "n_star": {str(e): eigenlearning.sample_complexity(sp, e) for e in cell.get("eps", [])},
+        }
     elif m == "net":
         from ntkgap import training
-        kw = {k: cell[k] for k in ("steps", "lr", "batch", "weight_decay", "optimizer", "alpha", "param",
-                                   "eval_every", "patience", "schedule") if k in cell}
-        out = training.train(parse_arch(cell["arch"]), cell["width"], parse_target(cell["target"]),
-                             cell["n"], seeds=cell["seeds"], cfg=training.TrainConfig(**kw),
-                             n_test=cell.get("n_test", 2000))
+
+        kw = {
+            k: cell[k]
+            for k in (
+                "steps",
+                "lr",
+                "batch",
+                "weight_decay",
+                "optimizer",
+                "alpha",
+                "param",
+                "eval_every",
+                "patience",
+                "schedule",
+            )
+            if k in cell
+        }
+        out = training.train(
+            parse_arch(cell["arch"]),
+            cell["width"],
+            parse_target(cell["target"]),
+            cell["n"],
+            seeds=cell["seeds"],
+            cfg=training.TrainConfig(**kw),
+            n_test=cell.get("n_test", 2000),
+        )
         out["loss_curve"] = out["loss_curve"][:: max(1, len(out["loss_curve"]) // 50)]
     elif m == "exact_sawtooth":
         import numpy as np
+
         from ntkgap import sawtooth_net
         from ntkgap.domains import Circle
+
         L = cell["L"]
         theta = np.linspace(0, 2 * np.pi, 100_001)
-        err = np.max(np.abs(sawtooth_net.apply(sawtooth_net.exact_params(L), Circle.angle(theta))
-                            - parse_target(f"sawtooth:L={L}")(theta)))
+        err = np.max(
+            np.abs(
+                sawtooth_net.apply(sawtooth_net.exact_params(L), Circle.angle(theta))
+                - parse_target(f"sawtooth:L={L}")(theta)
+            )
+        )
         out = {"n_params": sawtooth_net.n_params(L), "max_abs_error": float(err), "test_mse": 0.0}
     else:
         raise AssertionError(m)
-    from ntkgap.files import jsonable
+    from ntkgap._infra.files import jsonable
+
     out = jsonable(out)
     out["cell_seconds"] = time.perf_counter() - start
     return out
 
 
 def _store(name, cell, result):
-    from ntkgap.files import atomic_write, dumps
+    from ntkgap._infra.files import atomic_write, dumps
+
     atomic_write(_path(name, cell), dumps({"cell": cell, "result": result}))
 
 
-def run(path: str, profile: str = "quick", *, jobs: int = 2, executor: str = "local",
-        scheduler: str | None = None) -> dict:
-    from ntkgap import progress
-    from ntkgap.files import atomic_write, dumps, remove_stale_temp
+def run(
+    path: str,
+    profile: str = "quick",
+    *,
+    jobs: int = 2,
+    executor: str = "local",
+    scheduler: str | None = None,
+) -> dict:
+    from ntkgap._infra import progress
+    from ntkgap._infra.files import atomic_write, dumps, remove_stale_temp
+
     cfg = load_config(path)
     name = cfg["name"]
     cells = expand(cfg, profile, where=path)
     todo = [c for c in cells if load_result(_path(name, c)) is None]
-    os.makedirs(os.path.join(RESULTS, name), exist_ok=True)
-    remove_stale_temp(os.path.join(RESULTS, name))   # left by a run killed mid-write
-    atomic_write(os.path.join(RESULTS, name, f".config-{profile}.json"), dumps(cfg, indent=1))
+    os.makedirs(os.path.join(config.results_dir(), name), exist_ok=True)
+    remove_stale_temp(os.path.join(config.results_dir(), name))  # left by a run killed mid-write
+    atomic_write(
+        os.path.join(config.results_dir(), name, f".config-{profile}.json"), dumps(cfg, indent=1)
+    )
     start = time.perf_counter()
     with progress.bar(total=len(todo), desc=f"{name} [{profile}]") as bar:
         if not todo:
@@ -236,6 +341,7 @@ def run(path: str, profile: str = "quick", *, jobs: int = 2, executor: str = "lo
             if not scheduler:
                 raise UsageError("--executor dask needs --scheduler ADDRESS")
             from distributed import Client, as_completed
+
             with Client(scheduler, timeout=30) as client:
                 futs = {client.submit(run_cell, c, pure=False): c for c in todo}
                 for fut in as_completed(futs):
@@ -248,25 +354,38 @@ def run(path: str, profile: str = "quick", *, jobs: int = 2, executor: str = "lo
         elif executor == "local":
             import multiprocessing as mp
             from concurrent.futures import ProcessPoolExecutor, as_completed
+
             # the slowest cells first, so the pool ends together
             todo.sort(key=lambda c: -_cost(c))
             # each process trains its seeds on cores / jobs threads
-            from ntkgap import cores
+            from ntkgap._infra import cores
+
             per = max(1, cores.available() // jobs)
-            with ProcessPoolExecutor(max_workers=jobs, mp_context=mp.get_context("spawn"),
-                                     initializer=_share_cores, initargs=(per,)) as pool:
+            with ProcessPoolExecutor(
+                max_workers=jobs,
+                mp_context=mp.get_context("spawn"),
+                initializer=_share_cores,
+                initargs=(per,),
+            ) as pool:
                 futs = {pool.submit(run_cell, c): c for c in todo}
                 for fut in as_completed(futs):
                     _store(name, futs[fut], fut.result())
                     bar.update()
         else:
             raise UsageError(f"--executor {executor} is not allowed (allowed: local, dask)")
-    return {"experiment": name, "profile": profile, "cells": len(cells), "computed": len(todo),
-            "reused": len(cells) - len(todo), "seconds": time.perf_counter() - start}
+    return {
+        "experiment": name,
+        "profile": profile,
+        "cells": len(cells),
+        "computed": len(todo),
+        "reused": len(cells) - len(todo),
+        "seconds": time.perf_counter() - start,
+    }
 
 
 def _share_cores(per):
-    from ntkgap import cores
+    from ntkgap._infra import cores
+
     os.environ.setdefault(cores.ENV, str(per))
 
 

@@ -8,6 +8,7 @@ layer 1 (1 -> 2): 2 weights + 2 biases; layers 2..L (2 -> 2, the readout
 [2, -4] of the previous tent folded into the weights [[2, -4], [2, -4]]):
 4 + 2 each; readout (2 -> 1): 2 + 1. Parameter count 4 + 6 (L - 1) + 3 = 6L + 1.
 """
+
 from __future__ import annotations
 
 import numpy as np

@@ -1,6 +1,7 @@
 """Scaling fits with uncertainty: power laws, sample complexity n*(eps)
 from a learning curve, and the growth of n* with depth (exponential vs
 polynomial, chosen by AIC/BIC), with bootstrap confidence intervals."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -27,8 +28,9 @@ def power_law_offset_fit(x, y) -> dict:
     def resid(p):
         with np.errstate(all="ignore"):  # LM probes wild steps; they get large residuals
             a, b, c = np.exp(p[0]), p[1], np.exp(p[2])
-            r = np.log(a * x ** -b + c) - np.log(y)
+            r = np.log(a * x**-b + c) - np.log(y)
         return np.where(np.isfinite(r), r, 1e6)
+
     best = None
     for frac in (1e-4, 0.1, 0.5, 0.9):  # a few starts for the offset: LM is local
         p0 = [np.log(start["a"]), start["b"], np.log(max(y.min() * frac, 1e-300))]
@@ -53,12 +55,21 @@ def n_star(ns, errs, eps) -> dict:
         return {"n_star": None, "censored": True, "left_censored": False, "n_max": float(ns[-1])}
     j = below[0]
     if j == 0:
-        return {"n_star": float(ns[0]), "censored": False, "left_censored": True, "n_max": float(ns[-1])}
+        return {
+            "n_star": float(ns[0]),
+            "censored": False,
+            "left_censored": True,
+            "n_max": float(ns[-1]),
+        }
     x0, x1 = np.log(ns[j - 1]), np.log(ns[j])
     y0, y1 = np.log(max(errs[j - 1], 1e-300)), np.log(max(errs[j], 1e-300))
     t = (np.log(eps) - y0) / (y1 - y0) if y1 != y0 else 1.0
-    return {"n_star": float(np.exp(x0 + t * (x1 - x0))), "censored": False, "left_censored": False,
-            "n_max": float(ns[-1])}
+    return {
+        "n_star": float(np.exp(x0 + t * (x1 - x0))),
+        "censored": False,
+        "left_censored": False,
+        "n_max": float(ns[-1]),
+    }
 
 
 def _ic(rss, n, k):
@@ -75,13 +86,21 @@ def growth_fit(L, nstar) -> dict:
         slope, icpt = np.polyfit(x, y, 1)
         rss = float(np.sum((y - (icpt + slope * x)) ** 2))
         aic, bic = _ic(rss, len(L), 2)
-        out[name] = {"intercept": float(icpt), "slope": float(slope), "rss": rss, "aic": aic, "bic": bic}
+        out[name] = {
+            "intercept": float(icpt),
+            "slope": float(slope),
+            "rss": rss,
+            "aic": aic,
+            "bic": bic,
+        }
     out["exponential"]["beta"] = float(np.exp(out["exponential"]["slope"]))
     out["polynomial"]["p"] = out["polynomial"]["slope"]
     if len(L) < 3:
-        out["preferred"] = "undetermined"   # two points fit both models exactly
+        out["preferred"] = "undetermined"  # two points fit both models exactly
     else:
-        out["preferred"] = "exponential" if out["exponential"]["aic"] < out["polynomial"]["aic"] else "polynomial"
+        out["preferred"] = (
+            "exponential" if out["exponential"]["aic"] < out["polynomial"]["aic"] else "polynomial"
+        )
     return out
 
 

@@ -7,12 +7,14 @@ or default) and then runs the schema's cross-field check. Any problem raises
 :class:`~ntkgap.errors.SpecError` with one line naming the field, the bad
 value and what is allowed, e.g. ``target 'parity': k=30 exceeds d=20``.
 """
+
 from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from ntkgap.errors import SpecError
 

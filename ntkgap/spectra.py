@@ -1,6 +1,7 @@
 """The spectrum report of a target: its power per frequency (circle) or
 Walsh degree (hypercube), Fourier-complexity and architectural measures.
 This is what ``ntkgap spectrum --json`` prints."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -21,19 +22,28 @@ def report(target, *, kmax: int | None = None) -> dict:
     if isinstance(target.domain, Circle):
         kmax = kmax or default_kmax(target)
         power = fourier.target_power(target, kmax)
-        second = target.variance + target.mean ** 2
+        second = target.variance + target.mean**2
         abs_c = np.concatenate([[np.sqrt(power[0])], np.repeat(np.sqrt(power[1:] / 2), 2)])
-        out.update(variance=target.variance, mean=target.mean,
-                   frequency=list(range(kmax + 1)), power=power.tolist(),
-                   dominant_frequency=complexity.dominant(power),
-                   truncated_power=float(max(second - power.sum(), 0.0)))
+        out.update(
+            variance=target.variance,
+            mean=target.mean,
+            frequency=list(range(kmax + 1)),
+            power=power.tolist(),
+            dominant_frequency=complexity.dominant(power),
+            truncated_power=float(max(second - power.sum(), 0.0)),
+        )
     else:
         spec = walsh.walsh_spectrum(target)
         power = spec.degree_profile()
         mean = float(spec.coefficients[0])
-        out.update(variance=float(power.sum() - mean ** 2), mean=mean,
-                   support=list(target.support), degree=list(range(power.size)),
-                   weight=power.tolist(), dominant_degree=complexity.dominant(power))
+        out.update(
+            variance=float(power.sum() - mean**2),
+            mean=mean,
+            support=list(target.support),
+            degree=list(range(power.size)),
+            weight=power.tolist(),
+            dominant_degree=complexity.dominant(power),
+        )
         abs_c = np.abs(spec.coefficients)
     out["complexity"] = complexity.measures(power, abs_c)
     out["architecture"] = target.architecture()
@@ -44,21 +54,31 @@ def table(rep: dict) -> str:
     """A readable table of a report (the CLI's output without --json)."""
     key, val = ("frequency", "power") if "frequency" in rep else ("degree", "weight")
     var = rep["variance"] + rep["mean"] ** 2
-    lines = [f"target {rep['target']} on {rep['domain']}: mean {rep['mean']:.6g}, "
-             f"variance {rep['variance']:.6g}",
-             f"{key:>10} {val:>14} {'share':>8}"]
+    lines = [
+        f"target {rep['target']} on {rep['domain']}: mean {rep['mean']:.6g}, "
+        f"variance {rep['variance']:.6g}",
+        f"{key:>10} {val:>14} {'share':>8}",
+    ]
     for k, p in zip(rep[key], rep[val]):
         if p > 1e-14 * var:
             lines.append(f"{k:>10} {p:>14.6e} {p / var:>8.2%}")
-    lines.append("complexity: " + ", ".join(f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
-                                            for k, v in rep["complexity"].items()))
-    lines.append("architecture: " + ", ".join(f"{k}={v}" for k, v in rep["architecture"].items()
-                                              if v is not None))
+    lines.append(
+        "complexity: "
+        + ", ".join(
+            f"{k}={v:.4g}" if isinstance(v, float) else f"{k}={v}"
+            for k, v in rep["complexity"].items()
+        )
+    )
+    lines.append(
+        "architecture: "
+        + ", ".join(f"{k}={v}" for k, v in rep["architecture"].items() if v is not None)
+    )
     return "\n".join(lines)
 
 
 def plot(rep: dict, path: str) -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
@@ -88,8 +108,8 @@ def target_variance(target) -> float:
     if key not in _VARIANCE_CACHE:
         if len(target.support) <= 24:
             c = walsh.walsh_spectrum(target).coefficients
-            _VARIANCE_CACHE[key] = float(np.sum(c ** 2) - c[0] ** 2)
+            _VARIANCE_CACHE[key] = float(np.sum(c**2) - c[0] ** 2)
         else:
-            x = target.domain.sample(2 ** 20, seed=12345)
+            x = target.domain.sample(2**20, seed=12345)
             _VARIANCE_CACHE[key] = float(np.var(target(x)))
     return _VARIANCE_CACHE[key]

@@ -1,5 +1,6 @@
 """The spectral data eigenlearning needs for an (architecture, target)
 pair: the kernel's eigenvalues in blocks and the target's power in each."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -8,11 +9,11 @@ from ntkgap import complexity, eigen, fourier, walsh
 from ntkgap.domains import Circle
 from ntkgap.eigenlearning import Spectrum
 
-CIRCLE_KMAX_CAP = 2 ** 14
+CIRCLE_KMAX_CAP = 2**14
 
 
 def circle_kmax(target) -> int:
-    power = fourier.target_power(target, 2 ** 12)
+    power = fourier.target_power(target, 2**12)
     dom = complexity.dominant(power)
     return int(min(max(16 * max(dom, 1), 256), CIRCLE_KMAX_CAP))
 
@@ -24,12 +25,18 @@ def spectrum(arch, target, *, kmax: int | None = None) -> tuple[Spectrum, eigen.
         kmax = kmax or circle_kmax(target)
         es = eigen.circle(arch, kmax)
         power = fourier.target_power(target, kmax)
-        second = target.variance + target.mean ** 2
-        sp = Spectrum(es.eigenvalue, es.multiplicity, power, tail=es.tail_trace,
-                      tail_power=max(second - power.sum(), 0.0), variance=target.variance)
+        second = target.variance + target.mean**2
+        sp = Spectrum(
+            es.eigenvalue,
+            es.multiplicity,
+            power,
+            tail=es.tail_trace,
+            tail_power=max(second - power.sum(), 0.0),
+            variance=target.variance,
+        )
         return sp, es
     ws = walsh.walsh_spectrum(target)
-    variance = float((ws.coefficients ** 2).sum() - ws.coefficients[0] ** 2)
+    variance = float((ws.coefficients**2).sum() - ws.coefficients[0] ** 2)
     if arch.name == "tree":
         es = eigen.hypercube_tree(arch, domain)
         leaves = arch.leaves
@@ -43,11 +50,16 @@ def spectrum(arch, target, *, kmax: int | None = None) -> tuple[Spectrum, eigen.
                 mask |= has.astype(np.int64) << coord
             else:
                 outside |= has
-        per_subset = np.zeros(2 ** leaves)
+        per_subset = np.zeros(2**leaves)
         np.add.at(per_subset, mask[~outside], ws.coefficients[~outside] ** 2)
         power = np.array([per_subset[b].sum() for b in es.subsets])
-        sp = Spectrum(es.eigenvalue, es.multiplicity, power,
-                      tail_power=float((ws.coefficients[outside] ** 2).sum()), variance=variance)
+        sp = Spectrum(
+            es.eigenvalue,
+            es.multiplicity,
+            power,
+            tail_power=float((ws.coefficients[outside] ** 2).sum()),
+            variance=variance,
+        )
         return sp, es
     d = domain.d
     kmax = d if d <= 40 else min(d, len(target.support) + 8)

@@ -24,62 +24,76 @@ leaves the other cores idle; a group per core uses them. A seed's numbers do not
 (tests compare 1, 2 and 4 workers); a run of one seed alone (``vmap=False``)
 agrees with them to rounding.
 """
+
 from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
-from ntkgap import _compat  # noqa: F401  (x64 and no TensorFlow, before jax)
 import jax
 import jax.numpy as jnp
 import numpy as np
 import optax
 
-from ntkgap import cores, memory, progress
+from ntkgap._infra import (
+    compat,  # noqa: F401  (x64 and no TensorFlow, before jax)
+    cores,
+    memory,
+    progress,
+)
+from ntkgap._infra.seeds import derive
 from ntkgap.errors import UsageError
-from ntkgap.seeds import derive
 
-TRACE_COUNT = {"chunk": 0}   # incremented at trace time: tests assert one compilation
+TRACE_COUNT = {"chunk": 0}  # incremented at trace time: tests assert one compilation
+
+
+# seeds per vmapped group: every group is padded to this size (see train)
+GROUP_SIZE = 4
 
 
 class TrainConfig(NamedTuple):
     steps: int = 5000
     lr: float = 1e-3
-    optimizer: str = "adam"          # adam | sgd
-    schedule: str = "constant"       # constant | cosine
-    batch: int = 0                   # 0: full batch
+    optimizer: str = "adam"  # adam | sgd
+    schedule: str = "constant"  # constant | cosine
+    batch: int = 0  # 0: full batch
     eval_every: int = 100
-    patience: int = 0                # 0: no early stopping (best checkpoint still kept)
+    patience: int = 0  # 0: no early stopping (best checkpoint still kept)
     val_frac: float = 0.2
-    alpha: float | None = None       # centred alpha (f - f0) model when set
-    param: str = "ntk"               # ntk | mf
+    alpha: float | None = None  # centred alpha (f - f0) model when set
+    param: str = "ntk"  # ntk | mf
     weight_decay: float = 0.0
     dtype: str = "float32"
-    checkpoint: str = "best"         # best (validation) | last
+    checkpoint: str = "best"  # best (validation) | last
 
 
 def validate(cfg: TrainConfig) -> None:
-    checks = [(cfg.steps >= 1, f"steps={cfg.steps} must be >= 1"),
-              (cfg.lr > 0 and np.isfinite(cfg.lr), f"lr={cfg.lr} must be > 0"),
-              (cfg.optimizer in ("adam", "sgd"), f"optimizer={cfg.optimizer} (allowed: adam, sgd)"),
-              (cfg.schedule in ("constant", "cosine"), f"schedule={cfg.schedule} (allowed: constant, cosine)"),
-              (cfg.batch >= 0, f"batch={cfg.batch} must be >= 0"),
-              (cfg.eval_every >= 1, f"eval_every={cfg.eval_every} must be >= 1"),
-              (cfg.patience >= 0, f"patience={cfg.patience} must be >= 0"),
-              (0 < cfg.val_frac < 1, f"val_frac={cfg.val_frac} must lie in (0, 1)"),
-              (cfg.alpha is None or cfg.alpha > 0, f"alpha={cfg.alpha} must be > 0"),
-              (cfg.param in ("ntk", "mf"), f"param={cfg.param} (allowed: ntk, mf)"),
-              (cfg.weight_decay >= 0, f"weight_decay={cfg.weight_decay} must be >= 0"),
-              (cfg.dtype in ("float32", "float64"), f"dtype={cfg.dtype} (allowed: float32, float64)"),
-              (cfg.checkpoint in ("best", "last"), f"checkpoint={cfg.checkpoint} (allowed: best, last)")]
+    checks = [
+        (cfg.steps >= 1, f"steps={cfg.steps} must be >= 1"),
+        (cfg.lr > 0 and np.isfinite(cfg.lr), f"lr={cfg.lr} must be > 0"),
+        (cfg.optimizer in ("adam", "sgd"), f"optimizer={cfg.optimizer} (allowed: adam, sgd)"),
+        (
+            cfg.schedule in ("constant", "cosine"),
+            f"schedule={cfg.schedule} (allowed: constant, cosine)",
+        ),
+        (cfg.batch >= 0, f"batch={cfg.batch} must be >= 0"),
+        (cfg.eval_every >= 1, f"eval_every={cfg.eval_every} must be >= 1"),
+        (cfg.patience >= 0, f"patience={cfg.patience} must be >= 0"),
+        (0 < cfg.val_frac < 1, f"val_frac={cfg.val_frac} must lie in (0, 1)"),
+        (cfg.alpha is None or cfg.alpha > 0, f"alpha={cfg.alpha} must be > 0"),
+        (cfg.param in ("ntk", "mf"), f"param={cfg.param} (allowed: ntk, mf)"),
+        (cfg.weight_decay >= 0, f"weight_decay={cfg.weight_decay} must be >= 0"),
+        (cfg.dtype in ("float32", "float64"), f"dtype={cfg.dtype} (allowed: float32, float64)"),
+        (cfg.checkpoint in ("best", "last"), f"checkpoint={cfg.checkpoint} (allowed: best, last)"),
+    ]
     for ok, msg in checks:
         if not ok:
             raise UsageError(f"training: {msg}")
 
 
 def _optimizer(cfg):
-    lr = (optax.cosine_decay_schedule(cfg.lr, cfg.steps) if cfg.schedule == "cosine" else cfg.lr)
+    lr = optax.cosine_decay_schedule(cfg.lr, cfg.steps) if cfg.schedule == "cosine" else cfg.lr
     if cfg.optimizer == "adam":
         opt = optax.adamw(lr, weight_decay=cfg.weight_decay) if cfg.weight_decay else optax.adam(lr)
     else:
@@ -111,8 +125,8 @@ def _make(apply_fn, cfg, width, params0_template):
 
     def loss_fn(params, params0, x, y):
         r = model(params, params0, x) - y
-        loss = jnp.mean(r ** 2)
-        return loss / cfg.alpha ** 2 if cfg.alpha is not None else loss
+        loss = jnp.mean(r**2)
+        return loss / cfg.alpha**2 if cfg.alpha is not None else loss
 
     def chunk(state, params0, xtr, ytr, xva, yva):
         TRACE_COUNT["chunk"] += 1
@@ -127,24 +141,40 @@ def _make(apply_fn, cfg, width, params0_template):
                 xb, yb = xtr, ytr
             loss, g = jax.value_and_grad(loss_fn)(st.params, params0, xb, yb)
             upd, ost = opt.update(g, st.opt_state, st.params)
-            return st._replace(params=optax.apply_updates(st.params, upd), opt_state=ost,
-                               key=key, step=st.step + 1), loss
+            return st._replace(
+                params=optax.apply_updates(st.params, upd), opt_state=ost, key=key, step=st.step + 1
+            ), loss
 
         state, losses = jax.lax.scan(step, state, None, length=cfg.eval_every)
         # in the state's dtype, so the next chunk's inputs have this chunk's types
         val = jnp.mean((model(state.params, params0, xva) - yva) ** 2).astype(state.best_val.dtype)
         better = val < state.best_val
-        best = jax.tree_util.tree_map(lambda b, p: jnp.where(better, p, b), state.best, state.params)
-        state = state._replace(best=best, best_val=jnp.where(better, val, state.best_val),
-                               best_step=jnp.where(better, state.step, state.best_step))
+        best = jax.tree_util.tree_map(
+            lambda b, p: jnp.where(better, p, b), state.best, state.params
+        )
+        state = state._replace(
+            best=best,
+            best_val=jnp.where(better, val, state.best_val),
+            best_step=jnp.where(better, state.step, state.best_step),
+        )
         return state, jnp.mean(losses), val
 
     return model, opt, jax.jit(jax.vmap(chunk, in_axes=(0, 0, 0, 0, 0, 0)))
 
 
-def train(arch, width: int, target, n: int, *, seeds, cfg: TrainConfig = TrainConfig(),
-          n_test: int = 2000, vmap: bool = True, workers: int | None = None,
-          return_predictions: bool = False) -> dict:
+def train(
+    arch,
+    width: int,
+    target,
+    n: int,
+    *,
+    seeds,
+    cfg: TrainConfig = TrainConfig(),
+    n_test: int = 2000,
+    vmap: bool = True,
+    workers: int | None = None,
+    return_predictions: bool = False,
+) -> dict:
     """Train ``len(seeds)`` networks (one per seed: data, init, batches) and
     score each at its best validation checkpoint. Errors are relative to
     the target's variance ``target_variance`` (exact) when available.
@@ -160,8 +190,20 @@ def train(arch, width: int, target, n: int, *, seeds, cfg: TrainConfig = TrainCo
     if width < 1:
         raise UsageError(f"training: width={width} must be >= 1")
     if not vmap and len(seeds) > 1:
-        runs = [train(arch, width, target, n, seeds=[s], cfg=cfg, n_test=n_test, workers=1,
-                      return_predictions=return_predictions) for s in seeds]
+        runs = [
+            train(
+                arch,
+                width,
+                target,
+                n,
+                seeds=[s],
+                cfg=cfg,
+                n_test=n_test,
+                workers=1,
+                return_predictions=return_predictions,
+            )
+            for s in seeds
+        ]
         return _merge(runs)
     dom = target.domain
     arch.check_domain(dom)
@@ -173,11 +215,13 @@ def train(arch, width: int, target, n: int, *, seeds, cfg: TrainConfig = TrainCo
     if workers < 1:
         raise UsageError(f"training: workers={workers} must be >= 1")
     S = len(seeds)
-    # at least 2 seeds a group: XLA drops a batch dimension of size 1 and
-    # then rounds differently; batches of 2 or more give the same bits
-    size = max(min(2, S), -(-S // workers))
+    # every group has the same GROUP_SIZE seeds, whatever S and workers are:
+    # XLA may round a batched matmul differently for different batch sizes
+    # (and drops a batch dimension of 1), so a seed always runs in an
+    # identically shaped program and its numbers never depend on the grouping
+    size = GROUP_SIZE
     groups = -(-S // size)
-    pad = list(range(S)) + [S - 1] * (groups * size - S)   # padding: numbers discarded
+    pad = list(range(S)) + [S - 1] * (groups * size - S)  # padding: numbers discarded
     run_seeds = [seeds[i] for i in pad]
     R = len(run_seeds)
     dtype = jnp.float32 if cfg.dtype == "float32" else jnp.float64
@@ -186,8 +230,10 @@ def train(arch, width: int, target, n: int, *, seeds, cfg: TrainConfig = TrainCo
     for s in seeds:
         x = dom.sample(n, seed=derive(s, "train", n))
         xt = dom.sample(n_test, seed=derive(s, "test", n))
-        xs.append(arch.inputs(dom, x)); ys.append(target(x))
-        xts.append(arch.inputs(dom, xt)); yts.append(target(xt))
+        xs.append(arch.inputs(dom, x))
+        ys.append(target(x))
+        xts.append(arch.inputs(dom, xt))
+        yts.append(target(xt))
     X = jnp.asarray(np.stack([xs[i] for i in pad]), dtype)
     Y = jnp.asarray(np.stack([ys[i] for i in pad]), dtype)
     in_shape = (-1,) + X.shape[2:]
@@ -195,34 +241,46 @@ def train(arch, width: int, target, n: int, *, seeds, cfg: TrainConfig = TrainCo
     params0 = jax.vmap(lambda k: init_fn(k, in_shape)[1])(keys)
     params0 = jax.tree_util.tree_map(lambda p: p.astype(dtype), params0)
     n_params = sum(int(np.prod(p.shape[1:])) for p in jax.tree_util.tree_leaves(params0))
-    memory.check(R * (n_params * 8 * (4 if cfg.optimizer == "adam" else 2)
-                      + (cfg.batch or n_tr) * width * 8 * 6 * max(1, _depth(arch))),
-                 f"training {S} networks of {n_params} parameters")
+    memory.check(
+        R
+        * (
+            n_params * 8 * (4 if cfg.optimizer == "adam" else 2)
+            + (cfg.batch or n_tr) * width * 8 * 6 * max(1, _depth(arch))
+        ),
+        f"training {S} networks of {n_params} parameters",
+    )
     model, opt, chunk = _make(apply_fn, cfg, width, params0)
     from ntkgap.spectra import target_variance
+
     var = target_variance(target)
-    state = _State(params0, jax.vmap(opt.init)(params0), params0,
-                   jnp.full(R, jnp.inf, dtype), jnp.zeros(R, jnp.int32),
-                   jnp.stack([jax.random.PRNGKey(derive(s, "batches")) for s in run_seeds]),
-                   jnp.zeros(R, jnp.int32))
+    state = _State(
+        params0,
+        jax.vmap(opt.init)(params0),
+        params0,
+        jnp.full(R, jnp.inf, dtype),
+        jnp.zeros(R, jnp.int32),
+        jnp.stack([jax.random.PRNGKey(derive(s, "batches")) for s in run_seeds]),
+        jnp.zeros(R, jnp.int32),
+    )
     xtr, ytr, xva, yva = X[:, :n_tr], Y[:, :n_tr], X[:, n_tr:], Y[:, n_tr:]
 
     def part(tree, g):
-        return jax.tree_util.tree_map(lambda a: a[g * size:(g + 1) * size], tree)
+        return jax.tree_util.tree_map(lambda a: a[g * size : (g + 1) * size], tree)
 
     gstate = [part(state, g) for g in range(groups)]
     gargs = [part((params0, xtr, ytr, xva, yva), g) for g in range(groups)]
     start = time.perf_counter()
     # compiled once, ahead of the threads (two threads must not both trace)
     step_fn = chunk.lower(gstate[0], *gargs[0]).compile()
-    pool = ThreadPoolExecutor(groups) if groups > 1 else None
+    threads = min(groups, workers)
+    pool = ThreadPoolExecutor(threads) if threads > 1 else None
 
     def advance(g):
         # wait here: dispatch is asynchronous, and a thread that returned at
         # once would leave the groups queued one behind the other
         return jax.block_until_ready(step_fn(gstate[g], *gargs[g]))
 
-    def joined(arrays):   # one value per real seed, from the groups' outputs
+    def joined(arrays):  # one value per real seed, from the groups' outputs
         return np.concatenate([np.asarray(a) for a in arrays])[:S]
 
     curve, since_best, last_best = [], 0, None
@@ -230,11 +288,20 @@ def train(arch, width: int, target, n: int, *, seeds, cfg: TrainConfig = TrainCo
     try:
         with progress.bar(total=n_chunks * cfg.eval_every, desc=f"train w={width} n={n}") as bar:
             for c in range(n_chunks):
-                outs = list(pool.map(advance, range(groups))) if pool else [advance(0)]
+                outs = (
+                    list(pool.map(advance, range(groups)))
+                    if pool
+                    else [advance(g) for g in range(groups)]
+                )
                 gstate = [o[0] for o in outs]
                 tl, vl = joined(o[1] for o in outs), joined(o[2] for o in outs)
-                curve.append({"step": (c + 1) * cfg.eval_every, "train_loss": tl.tolist(),
-                              "val_mse": (vl / var).tolist()})
+                curve.append(
+                    {
+                        "step": (c + 1) * cfg.eval_every,
+                        "train_loss": tl.tolist(),
+                        "val_mse": (vl / var).tolist(),
+                    }
+                )
                 bar.update(cfg.eval_every)
                 bv = joined(st.best_val for st in gstate)
                 since_best = 0 if last_best is None or np.any(bv < last_best) else since_best + 1
@@ -258,12 +325,24 @@ def train(arch, width: int, target, n: int, *, seeds, cfg: TrainConfig = TrainCo
         preds.append(pred)
         ptr = np.asarray(model(best_i, p0_i, xtr[i]), np.float64)
         train_err.append(float(np.mean((ptr - np.asarray(ytr[i], np.float64)) ** 2) / var))
-    out = {"test_mse": float(np.mean(test)), "test_mse_std": float(np.std(test)),
-            "test_mse_per_seed": test, "train_mse": float(np.mean(train_err)),
-            "steps": int(np.asarray(state.step)[0]), "best_step": np.asarray(state.best_step).tolist(),
-            "seconds": seconds, "n_params": n_params, "seeds": seeds, "width": width,
-            "n_train": n_tr, "n_val": n_val, "workers": groups, "loss_curve": curve, "config": cfg._asdict(),
-            "arch_reads": arch.reads(dom)}
+    out = {
+        "test_mse": float(np.mean(test)),
+        "test_mse_std": float(np.std(test)),
+        "test_mse_per_seed": test,
+        "train_mse": float(np.mean(train_err)),
+        "steps": int(np.asarray(state.step)[0]),
+        "best_step": np.asarray(state.best_step).tolist(),
+        "seconds": seconds,
+        "n_params": n_params,
+        "seeds": seeds,
+        "width": width,
+        "n_train": n_tr,
+        "n_val": n_val,
+        "workers": threads,
+        "loss_curve": curve,
+        "config": cfg._asdict(),
+        "arch_reads": arch.reads(dom),
+    }
     if return_predictions:
         out["test_predictions"] = preds
     return out
@@ -276,12 +355,16 @@ def _depth(arch):
 def _merge(runs):
     test = [t for r in runs for t in r["test_mse_per_seed"]]
     out = dict(runs[0])
-    out.update(test_mse=float(np.mean(test)), test_mse_std=float(np.std(test)), test_mse_per_seed=test,
-               train_mse=float(np.mean([r["train_mse"] for r in runs])),
-               seconds=float(sum(r["seconds"] for r in runs)),
-               seeds=[s for r in runs for s in r["seeds"]],
-               best_step=[b for r in runs for b in r["best_step"]],
-               steps=max(r["steps"] for r in runs))
+    out.update(
+        test_mse=float(np.mean(test)),
+        test_mse_std=float(np.std(test)),
+        test_mse_per_seed=test,
+        train_mse=float(np.mean([r["train_mse"] for r in runs])),
+        seconds=float(sum(r["seconds"] for r in runs)),
+        seeds=[s for r in runs for s in r["seeds"]],
+        best_step=[b for r in runs for b in r["best_step"]],
+        steps=max(r["steps"] for r in runs),
+    )
     if "test_predictions" in runs[0]:
         out["test_predictions"] = [p for r in runs for p in r["test_predictions"]]
     return out

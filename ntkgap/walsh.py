@@ -6,6 +6,7 @@ Index convention: index i in [0, 2^s) is the point with x_j = -1 exactly
 where bit j of i is set, and the subset S containing j exactly where bit j
 of S is set, so chi_S(x_i) = (-1)^popcount(S & i) and f_hat = H f / 2^s.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -42,7 +43,7 @@ def popcount(index) -> np.ndarray:
 def bit_column(s: int, j: int) -> np.ndarray:
     """Values of x_j at all 2^s points in index order: blocks of 2^j (+1)s
     then 2^j (-1)s, written in one pass (no index arithmetic)."""
-    out = np.empty((2 ** (s - j - 1), 2, 2 ** j))
+    out = np.empty((2 ** (s - j - 1), 2, 2**j))
     out[:, 0, :] = 1.0
     out[:, 1, :] = -1.0
     return out.reshape(-1)
@@ -62,23 +63,25 @@ class WalshSpectrum:
     def degree_profile(self) -> np.ndarray:
         """W^k = sum_{|S| = k} f_hat(S)^2 for k = 0..s (sums to E f^2)."""
         deg = popcount(np.arange(self.coefficients.size))
-        return np.bincount(deg, weights=self.coefficients ** 2, minlength=self.s + 1)
+        return np.bincount(deg, weights=self.coefficients**2, minlength=self.s + 1)
 
 
 def walsh_spectrum(target) -> WalshSpectrum:
     """Exact Walsh coefficients of a hypercube target over its support."""
     s = len(target.support)
     if s > MAX_BITS:
-        raise UsageError(f"target '{target.spec}': support of {s} bits exceeds {MAX_BITS} "
-                         "for the exact Walsh transform")
+        raise UsageError(
+            f"target '{target.spec}': support of {s} bits exceeds {MAX_BITS} "
+            "for the exact Walsh transform"
+        )
     values = target.eval_columns(lambda j: bit_column(s, j))
-    values = np.broadcast_to(np.asarray(values, dtype=np.float64), (2 ** s,))
+    values = np.broadcast_to(np.asarray(values, dtype=np.float64), (2**s,))
     coef = fwht(values)
-    coef /= 2 ** s
+    coef /= 2**s
     return WalshSpectrum(tuple(target.support), coef)
 
 
 def bit_column_matrix(s: int) -> np.ndarray:
     """All 2^s points of {-1,+1}^s in index order, shape (2^s, s)."""
-    idx = np.arange(2 ** s, dtype=np.int64)
+    idx = np.arange(2**s, dtype=np.int64)
     return 1.0 - 2.0 * ((idx[:, None] >> np.arange(s)) & 1)

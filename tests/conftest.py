@@ -1,6 +1,7 @@
-"""Strict numerics for every test: float64 in JAX (ntkgap._compat enables
+"""Strict numerics for every test: float64 in JAX (ntkgap._infra.compat enables
 it), numpy errors raised instead of warned, and a helper to run the CLI
 as a user does."""
+
 import os
 import subprocess
 import sys
@@ -8,7 +9,7 @@ import sys
 import numpy as np
 import pytest
 
-import ntkgap._compat  # noqa: F401  (enables x64 before any test builds arrays)
+import ntkgap._infra.compat  # noqa: F401  (enables x64 before any test builds arrays)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -26,8 +27,14 @@ def _strict_numpy():
 def run_cli(*args, cwd=None, env=None, timeout=300):
     """Run ``python -m ntkgap ARGS``; returns CompletedProcess (text)."""
     e = dict(os.environ, NTKGAP_PROGRESS="0", **(env or {}))
-    return subprocess.run([sys.executable, "-m", "ntkgap", *args], capture_output=True, text=True,
-                          cwd=cwd or ROOT, env=e, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "ntkgap", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd or ROOT,
+        env=e,
+        timeout=timeout,
+    )
 
 
 @pytest.fixture

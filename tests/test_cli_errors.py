@@ -1,5 +1,6 @@
 """Malformed specs and options: one line on stderr naming the field, exit 2,
 no traceback, nothing on stdout, no output file."""
+
 import json
 import os
 
@@ -43,14 +44,17 @@ def test_bad_target_spec_raises_one_line(spec, message):
     assert "\n" not in text
 
 
-@pytest.mark.parametrize("spec,message", [
-    ("fc:depth=0", "depth=0 must be >= 1"),
-    ("fc:act=tanh", "act=tanh is not allowed (allowed: relu, erf, gelu)"),
-    ("fc:W_std=nan", "not a finite number"),
-    ("fc:b_std=-1", "must be >= 0"),
-    ("tree:arity=2", "missing required key 'L'"),
-    ("conv:depth=2", "is unknown"),
-])
+@pytest.mark.parametrize(
+    "spec,message",
+    [
+        ("fc:depth=0", "depth=0 must be >= 1"),
+        ("fc:act=tanh", "act=tanh is not allowed (allowed: relu, erf, gelu)"),
+        ("fc:W_std=nan", "not a finite number"),
+        ("fc:b_std=-1", "must be >= 0"),
+        ("tree:arity=2", "missing required key 'L'"),
+        ("conv:depth=2", "is unknown"),
+    ],
+)
 def test_bad_arch_spec(spec, message):
     with pytest.raises(SpecError, match=message.replace("(", r"\(").replace(")", r"\)")):
         parse_arch(spec)
@@ -77,16 +81,49 @@ CLI_CASES = [
     (["eigenvalues", "--arch", "fc", "--domain", "torus"], "domain 'torus' is unknown"),
     (["eigenvalues", "--arch", "tree:arity=2,L=2", "--domain", "circle"], "needs a hypercube"),
     (["learning-curve", "--arch", "fc", "--target", "sawtooth:L=2", "--n", ""], "empty list"),
-    (["learning-curve", "--arch", "fc", "--target", "sawtooth:L=2", "--n", "10,-3"], "must be >= 1"),
-    (["learning-curve", "--arch", "fc", "--target", "sawtooth:L=2", "--n", "10", "--ridge", "-1"],
-     "--ridge"),
-    (["learning-curve", "--arch", "fc", "--target", "sawtooth:L=2", "--n", "10", "--seeds", "0"],
-     "--seeds"),
+    (
+        ["learning-curve", "--arch", "fc", "--target", "sawtooth:L=2", "--n", "10,-3"],
+        "must be >= 1",
+    ),
+    (
+        [
+            "learning-curve",
+            "--arch",
+            "fc",
+            "--target",
+            "sawtooth:L=2",
+            "--n",
+            "10",
+            "--ridge",
+            "-1",
+        ],
+        "--ridge",
+    ),
+    (
+        ["learning-curve", "--arch", "fc", "--target", "sawtooth:L=2", "--n", "10", "--seeds", "0"],
+        "--seeds",
+    ),
     (["sample-complexity", "--arch", "fc", "--target", "sawtooth:L=2", "--eps", "1.5"], "--eps"),
-    (["kernel", "--arch", "fc", "--domain", "hypercube:d=15", "--all-points", "--out", "K.npy"],
-     "D <= 14"),
-    (["train", "--arch", "fc", "--width", "8", "--target", "parity:d=6,k=2", "--n", "20", "--workers", "0"],
-     "--workers"),
+    (
+        ["kernel", "--arch", "fc", "--domain", "hypercube:d=15", "--all-points", "--out", "K.npy"],
+        "D <= 14",
+    ),
+    (
+        [
+            "train",
+            "--arch",
+            "fc",
+            "--width",
+            "8",
+            "--target",
+            "parity:d=6,k=2",
+            "--n",
+            "20",
+            "--workers",
+            "0",
+        ],
+        "--workers",
+    ),
 ]
 
 
@@ -105,11 +142,26 @@ def test_cli_bad_input_one_line_exit_2(cli, argv, message, tmp_path):
 
 @pytest.mark.parametrize("value", ["two", "0", "-1"])
 def test_bad_train_workers_variable_one_line(cli, value, tmp_path):
-    r = cli("train", "--arch", "fc", "--width", "8", "--target", "parity:d=6,k=2", "--n", "20", "--steps", "10",
-            "--json", cwd=tmp_path, env={"NTKGAP_TRAIN_WORKERS": value})
+    r = cli(
+        "train",
+        "--arch",
+        "fc",
+        "--width",
+        "8",
+        "--target",
+        "parity:d=6,k=2",
+        "--n",
+        "20",
+        "--steps",
+        "10",
+        "--json",
+        cwd=tmp_path,
+        env={"NTKGAP_TRAIN_WORKERS": value},
+    )
     assert r.returncode == 2, r.stderr
-    assert r.stderr.strip().splitlines() == [f"ntkgap: error: NTKGAP_TRAIN_WORKERS={value!r} must be an "
-                                             "integer >= 1"]
+    assert r.stderr.strip().splitlines() == [
+        f"ntkgap: error: NTKGAP_TRAIN_WORKERS={value!r} must be an integer >= 1"
+    ]
     assert r.stdout == "" and os.listdir(tmp_path) == []
 
 
@@ -129,8 +181,17 @@ def test_json_is_exactly_one_object(cli):
 
 
 def test_memory_guard_refuses_before_allocating(cli, tmp_path):
-    r = cli("kernel", "--arch", "fc", "--domain", "hypercube:d=14", "--all-points", "--out",
-            str(tmp_path / "K.npy"), env={"NTKGAP_MEMORY_LIMIT": "64M"})
+    r = cli(
+        "kernel",
+        "--arch",
+        "fc",
+        "--domain",
+        "hypercube:d=14",
+        "--all-points",
+        "--out",
+        str(tmp_path / "K.npy"),
+        env={"NTKGAP_MEMORY_LIMIT": "64M"},
+    )
     assert r.returncode == 2
     assert "needs about" in r.stderr and "memory limit of 64.0 MiB" in r.stderr
     assert not os.path.exists(tmp_path / "K.npy")
@@ -138,8 +199,18 @@ def test_memory_guard_refuses_before_allocating(cli, tmp_path):
 
 def test_kernel_cli_writes_the_full_gram(cli, tmp_path):
     import numpy as np
+
     out = tmp_path / "K.npy"
-    r = cli("kernel", "--arch", "fc:depth=2", "--domain", "hypercube:d=6", "--all-points", "--out", str(out))
+    r = cli(
+        "kernel",
+        "--arch",
+        "fc:depth=2",
+        "--domain",
+        "hypercube:d=6",
+        "--all-points",
+        "--out",
+        str(out),
+    )
     assert r.returncode == 0, r.stderr
     K = np.load(out)
     assert K.shape == (64, 64) and np.allclose(K, K.T)

@@ -1,6 +1,7 @@
 """The kernel side against independent references: the closed-form dual
 kernels, eigh of full Gram matrices, Monte Carlo finite-width NTKs,
 neural-tangents' own predictor, and a second (Canatar) theory formula."""
+
 import math
 
 import jax
@@ -8,7 +9,7 @@ import numpy as np
 import pytest
 
 from ntkgap import dual, eigen, eigenlearning, kernels, krr, ntk_predictor, theory
-from ntkgap._compat import nt
+from ntkgap._infra.compat import nt
 from ntkgap.arch import parse_arch
 from ntkgap.domains import Circle, Hypercube
 from ntkgap.targets import parse_target
@@ -16,7 +17,11 @@ from ntkgap.targets import parse_target
 # neural-tangents evaluates arccos/sqrt of the ReLU dual with a safety margin
 # near correlation 1, which costs it ~1e-8 relative; erf is exact to rounding
 TOL = {"relu": 1e-7, "erf": 1e-12}
-FC = ["fc:depth=1", "fc:depth=3,act=relu,W_std=1.4,b_std=0.0", "fc:depth=2,act=erf,W_std=1.2,b_std=0.3"]
+FC = [
+    "fc:depth=1",
+    "fc:depth=3,act=relu,W_std=1.4,b_std=0.0",
+    "fc:depth=2,act=erf,W_std=1.2,b_std=0.3",
+]
 
 
 @pytest.mark.parametrize("spec", FC)
@@ -31,8 +36,9 @@ def test_neural_tangents_kernel_equals_closed_form(spec, kind):
     np.testing.assert_allclose(K, dual.fc_kernel(x @ x.T / 12, **kw), rtol=rtol, atol=0)
     th = Circle().sample(30, seed=1)
     X = Circle().features(th)
-    np.testing.assert_allclose(kernels.gram(a, X, kind=kind),
-                               dual.fc_kernel(X @ X.T / 2, t0=0.5, **kw), rtol=rtol, atol=0)
+    np.testing.assert_allclose(
+        kernels.gram(a, X, kind=kind), dual.fc_kernel(X @ X.T / 2, t0=0.5, **kw), rtol=rtol, atol=0
+    )
 
 
 def test_blocked_gram_equals_one_call():
@@ -41,10 +47,14 @@ def test_blocked_gram_equals_one_call():
     y = Hypercube(10).sample(23, seed=3).astype(float)
     full = np.asarray(a.kernel_fn(x, y, "ntk"))
     # different block shapes compile differently; agreement to nt's ReLU precision
-    np.testing.assert_allclose(kernels.gram(a, x, y, block=16, hypercube_lookup=False), full,
-                               rtol=TOL["relu"])
-    np.testing.assert_allclose(kernels.gram(a, x, block=10, hypercube_lookup=False),
-                               np.asarray(a.kernel_fn(x, x, "ntk")), rtol=TOL["relu"])
+    np.testing.assert_allclose(
+        kernels.gram(a, x, y, block=16, hypercube_lookup=False), full, rtol=TOL["relu"]
+    )
+    np.testing.assert_allclose(
+        kernels.gram(a, x, block=10, hypercube_lookup=False),
+        np.asarray(a.kernel_fn(x, x, "ntk")),
+        rtol=TOL["relu"],
+    )
 
 
 @pytest.mark.parametrize("spec", FC + ["fc:depth=2,act=gelu,b_std=0.2"])
@@ -64,17 +74,30 @@ def test_hypercube_lookup_gram_equals_kernel_fn(spec, kind, seed):
         looked_up = kernels.gram(a, *args, kind=kind)
         np.testing.assert_allclose(looked_up, ref, rtol=rtol, atol=0)
         # and the blocked kernel_fn path (another compilation, same numbers)
-        np.testing.assert_allclose(looked_up, kernels.gram(a, *args, kind=kind, block=7, hypercube_lookup=False),
-                                   rtol=rtol, atol=0)
+        np.testing.assert_allclose(
+            looked_up,
+            kernels.gram(a, *args, kind=kind, block=7, hypercube_lookup=False),
+            rtol=rtol,
+            atol=0,
+        )
     # non +-1 inputs never take the look-up path
     z = x * 0.5
-    np.testing.assert_allclose(kernels.gram(a, z, kind=kind), np.asarray(a.kernel_fn(z, z, kind)),
-                               rtol=rtol, atol=0)
+    np.testing.assert_allclose(
+        kernels.gram(a, z, kind=kind), np.asarray(a.kernel_fn(z, z, kind)), rtol=rtol, atol=0
+    )
 
 
-@pytest.mark.parametrize("spec,d", [("fc:depth=1", 6), ("fc:depth=2", 12), ("fc:depth=2,act=erf", 10),
-                                    ("fc:depth=4,b_std=0.0", 9), ("tree:arity=2,L=3", 10),
-                                    ("tree:arity=3,L=2,act=erf", 9)])
+@pytest.mark.parametrize(
+    "spec,d",
+    [
+        ("fc:depth=1", 6),
+        ("fc:depth=2", 12),
+        ("fc:depth=2,act=erf", 10),
+        ("fc:depth=4,b_std=0.0", 9),
+        ("tree:arity=2,L=3", 10),
+        ("tree:arity=3,L=2,act=erf", 9),
+    ],
+)
 def test_hypercube_eigenvalues_equal_eigh_of_full_gram(spec, d):
     a, dom = parse_arch(spec), Hypercube(d)
     X = a.inputs(dom, dom.enumerate())
@@ -82,14 +105,16 @@ def test_hypercube_eigenvalues_equal_eigh_of_full_gram(spec, d):
         # the Gram from the float64 closed form (nt agrees with it to TOL, tested
         # above): eigh of it is an independent route to the eigenvalues
         s = a.spec
-        K = dual.fc_kernel(X @ X.T / d, depth=s["depth"], act=s["act"], W_std=s["W_std"], b_std=s["b_std"])
+        K = dual.fc_kernel(
+            X @ X.T / d, depth=s["depth"], act=s["act"], W_std=s["W_std"], b_std=s["b_std"]
+        )
     else:
         K = kernels.gram(a, X)
-    ev = np.sort(np.linalg.eigvalsh(K) / 2 ** d)[::-1]
+    ev = np.sort(np.linalg.eigvalsh(K) / 2**d)[::-1]
     es = eigen.eigensystem(a, dom, d)
     mine = np.sort(np.repeat(es.eigenvalue, es.multiplicity.astype(int)))[::-1]
     mine = np.concatenate([mine, np.zeros(ev.size - mine.size)])
-    big = ev > 1e-10 * ev[0]   # eigh resolves eigenvalues only to ~1e-16 x the largest
+    big = ev > 1e-10 * ev[0]  # eigh resolves eigenvalues only to ~1e-16 x the largest
     np.testing.assert_allclose(mine[big], ev[big], rtol=1e-8)
     assert np.isclose(es.trace, K[0, 0], rtol=1e-9)
 
@@ -98,8 +123,14 @@ def test_krawtchouk_rows_equal_direct_sums():
     d = 11
     rows = eigen.krawtchouk_rows(d, d)
     for k in range(d + 1):
-        direct = [sum((-1) ** i * math.comb(k, i) * math.comb(d - k, j - i)
-                      for i in range(0, min(k, j) + 1) if j - i <= d - k) for j in range(d + 1)]
+        direct = [
+            sum(
+                (-1) ** i * math.comb(k, i) * math.comb(d - k, j - i)
+                for i in range(0, min(k, j) + 1)
+                if j - i <= d - k
+            )
+            for j in range(d + 1)
+        ]
         assert rows[k] == direct
 
 
@@ -110,16 +141,26 @@ def test_hypercube_eigenvalues_at_d_1000_are_stable():
     assert np.all(lam > 0) and np.all(np.diff(np.log(lam)) < 0)
     # independent check: mu_k -> h^(k)(0) / d^k for k fixed, d -> infinity
     import mpmath
+
     s = a.spec
-    h = lambda t: dual.fc_kernel(t, depth=s["depth"], act="relu", W_std=s["W_std"],  # noqa: E731
-                                 b_std=s["b_std"], arithmetic="mpmath")
+    def h(t):
+        return dual.fc_kernel(
+            t,
+            depth=s["depth"],
+            act="relu",
+            W_std=s["W_std"],  # noqa: E731
+            b_std=s["b_std"],
+            arithmetic="mpmath",
+        )
     with mpmath.workdps(40):
         for k in range(1, 5):
             deriv = float(mpmath.diff(h, 0, k))
-            assert lam[k] == pytest.approx(deriv / 1000 ** k, rel=0.02 * k * k)
+            assert lam[k] == pytest.approx(deriv / 1000**k, rel=0.02 * k * k)
     # trace identity: sum over all degrees of C(d,k) mu_k equals h(1)
     es_small = eigen.hypercube_fc(a, 60, 60)
-    assert np.isclose(np.dot(es_small.multiplicity, es_small.eigenvalue), es_small.trace, rtol=1e-10)
+    assert np.isclose(
+        np.dot(es_small.multiplicity, es_small.eigenvalue), es_small.trace, rtol=1e-10
+    )
 
 
 def test_circle_relu_ntk_eigenvalues_decay_like_k_minus_2():
@@ -140,11 +181,12 @@ def test_circle_eigenvalues_match_eigh_of_equispaced_gram(spec):
     X = Circle().features(Circle().grid(N))
     ev = np.sort(np.linalg.eigvalsh(kernels.gram(a, X)) / N)[::-1]
     ks = np.arange(N)
-    alias = np.array([sum(lam[abs(k + m * N)] for m in range(-M + 1, M) if abs(k + m * N) <= M * N)
-                      for k in ks])
+    alias = np.array(
+        [sum(lam[abs(k + m * N)] for m in range(-M + 1, M) if abs(k + m * N) <= M * N) for k in ks]
+    )
     want = np.sort(alias)[::-1]
     # aliases beyond M N are left out: ~2 k^2 / (M N^2) relative for a k^-2 decay
-    np.testing.assert_allclose(ev[:N // 4], want[:N // 4], rtol=3e-3)
+    np.testing.assert_allclose(ev[: N // 4], want[: N // 4], rtol=3e-3)
 
 
 def test_analytic_ntk_matches_empirical_ntk_as_width_grows():
@@ -180,8 +222,9 @@ def test_krr_equals_neural_tangents_predict(domain):
     for ridge in (0.0, 1e-3):
         sol = krr.fit(kernels.gram(a, xi), y, ridge=ridge)
         mine = sol.predict(kernels.gram(a, xti, xi))
-        fn = nt.predict.gradient_descent_mse_ensemble(a.kernel_fn, xi, y[:, None], diag_reg=ridge,
-                                                      diag_reg_absolute_scale=True)
+        fn = nt.predict.gradient_descent_mse_ensemble(
+            a.kernel_fn, xi, y[:, None], diag_reg=ridge, diag_reg_absolute_scale=True
+        )
         ref = np.asarray(fn(x_test=xti, get="ntk", compute_cov=False))[:, 0]
         assert sol.jitter == 0.0
         np.testing.assert_allclose(mine, ref, rtol=1e-8, atol=1e-8 * np.abs(ref).max())
@@ -189,7 +232,7 @@ def test_krr_equals_neural_tangents_predict(domain):
 
 def test_singular_gram_is_detected_and_jitter_reported():
     a = parse_arch("fc:depth=1")
-    x = Hypercube(3).sample(40, seed=0).astype(float)   # 40 points, only 8 distinct
+    x = Hypercube(3).sample(40, seed=0).astype(float)  # 40 points, only 8 distinct
     y = x[:, 0] * x[:, 1]
     sol = krr.fit(kernels.gram(a, x), y)
     assert sol.jitter > 0 and "singular" in sol.note or "failed" in sol.note
@@ -198,6 +241,7 @@ def test_singular_gram_is_detected_and_jitter_reported():
 
 def test_nan_data_is_refused():
     from ntkgap.errors import UsageError
+
     K = np.eye(3)
     with pytest.raises(UsageError, match="NaN"):
         krr.fit(K, np.array([1.0, np.nan, 0.0]))
@@ -209,12 +253,21 @@ def _canatar(n, lam, mult, power, ridge, noise):
     """Canatar, Bordelon & Pehlevan 2021 (Nat. Commun. 12, 2914), eqs. for
     kappa, gamma and E_g, solved independently with scipy's brentq."""
     from scipy.optimize import brentq
+
     f = lambda k: ridge + k * np.sum(mult * lam / (n * lam + k)) - k  # noqa: E731
-    kappa = brentq(f, 1e-300 + ridge, ridge + np.sum(mult * lam) + 1.0, xtol=1e-300, rtol=1e-15) \
-        if ridge > 0 else brentq(lambda k: np.sum(mult * lam / (n * lam + k)) - 1, 1e-300,
-                                 np.sum(mult * lam) * 10, xtol=1e-300, rtol=1e-15)
-    gamma = np.sum(mult * n * lam ** 2 / (n * lam + kappa) ** 2)
-    return (np.sum(kappa ** 2 * power / (n * lam + kappa) ** 2) + noise * gamma) / (1 - gamma)
+    kappa = (
+        brentq(f, 1e-300 + ridge, ridge + np.sum(mult * lam) + 1.0, xtol=1e-300, rtol=1e-15)
+        if ridge > 0
+        else brentq(
+            lambda k: np.sum(mult * lam / (n * lam + k)) - 1,
+            1e-300,
+            np.sum(mult * lam) * 10,
+            xtol=1e-300,
+            rtol=1e-15,
+        )
+    )
+    gamma = np.sum(mult * n * lam**2 / (n * lam + kappa) ** 2)
+    return (np.sum(kappa**2 * power / (n * lam + kappa) ** 2) + noise * gamma) / (1 - gamma)
 
 
 @pytest.mark.parametrize("ridge,noise", [(0.0, 0.0), (1e-3, 0.0), (1e-2, 0.1)])
@@ -229,14 +282,20 @@ def test_eigenlearning_equals_canatar_formula(ridge, noise):
 
 
 def test_eigenlearning_blocks_equal_expanded_copies():
-    lam, mult, power = np.array([1.0, 0.1, 0.01]), np.array([1.0, 5.0, 10.0]), np.array([0.2, 0.5, 0.3])
+    lam, mult, power = (
+        np.array([1.0, 0.1, 0.01]),
+        np.array([1.0, 5.0, 10.0]),
+        np.array([0.2, 0.5, 0.3]),
+    )
     blocks = eigenlearning.Spectrum(lam, mult, power)
-    copies = eigenlearning.Spectrum(np.repeat(lam, mult.astype(int)), np.ones(16),
-                                    np.repeat(power / mult, mult.astype(int)))
+    copies = eigenlearning.Spectrum(
+        np.repeat(lam, mult.astype(int)), np.ones(16), np.repeat(power / mult, mult.astype(int))
+    )
     ns = [1, 2, 5, 9, 15]
-    np.testing.assert_allclose(eigenlearning.test_mse(ns, blocks), eigenlearning.test_mse(ns, copies),
-                               rtol=1e-10)
-    assert eigenlearning.test_mse([16], blocks)[0] == 0.0   # n >= rank: interpolates everything
+    np.testing.assert_allclose(
+        eigenlearning.test_mse(ns, blocks), eigenlearning.test_mse(ns, copies), rtol=1e-10
+    )
+    assert eigenlearning.test_mse([16], blocks)[0] == 0.0  # n >= rank: interpolates everything
 
 
 def test_theory_curve_spans_n_up_to_1e12():
@@ -251,23 +310,38 @@ def test_theory_curve_spans_n_up_to_1e12():
     assert np.all(np.diff(err[late]) <= 1e-12)
 
 
-@pytest.mark.parametrize("arch,target,ns", [
-    ("fc:depth=2", "tree:d=20,L=2,arity=2,node=linear-plus", [200, 600, 2000]),
-    ("fc:depth=1", "staircase:d=16,k=3", [100, 400, 1500]),
-])
+@pytest.mark.parametrize(
+    "arch,target,ns",
+    [
+        ("fc:depth=2", "tree:d=20,L=2,arity=2,node=linear-plus", [200, 600, 2000]),
+        ("fc:depth=1", "staircase:d=16,k=3", [100, 400, 1500]),
+    ],
+)
 def test_eigenlearning_agrees_with_empirical_krr_on_the_hypercube(arch, target, ns):
     a, t = parse_arch(arch), parse_target(target)
     sp, _ = theory.spectrum(a, t)
     th = eigenlearning.relative_test_mse(ns, sp)
-    emp = [np.mean([ntk_predictor.evaluate(a, t, n, seed=s, n_test=1500, variance=sp.variance)["test_mse"]
-                    for s in range(3)]) for n in ns]
+    emp = [
+        np.mean(
+            [
+                ntk_predictor.evaluate(a, t, n, seed=s, n_test=1500, variance=sp.variance)[
+                    "test_mse"
+                ]
+                for s in range(3)
+            ]
+        )
+        for n in ns
+    ]
     np.testing.assert_allclose(emp, th, rtol=0.15)
 
 
-@pytest.mark.parametrize("arch,target,ridge", [
-    ("fc:depth=1", "bandlimited:K=8,seed=0", 0.1),
-    ("fc:depth=2", "bandlimited:K=5,seed=3", 0.1),
-])
+@pytest.mark.parametrize(
+    "arch,target,ridge",
+    [
+        ("fc:depth=1", "bandlimited:K=8,seed=0", 0.1),
+        ("fc:depth=2", "bandlimited:K=5,seed=3", 0.1),
+    ],
+)
 def test_eigenlearning_agrees_with_empirical_krr_on_the_circle(arch, target, ridge):
     # With a ridge. Ridgeless on the circle the theory under-predicts empirical
     # KRR 2-5x (measured; see ntkgap.eigenlearning): in one dimension the error
@@ -277,7 +351,15 @@ def test_eigenlearning_agrees_with_empirical_krr_on_the_circle(arch, target, rid
     ns = [20, 80, 320, 640]
     sp, _ = theory.spectrum(a, t)
     th = eigenlearning.relative_test_mse(ns, sp, ridge=ridge)
-    emp = [np.mean([ntk_predictor.evaluate(a, t, n, seed=s, n_test=2000, ridge=ridge,
-                                           variance=sp.variance)["test_mse"]
-                    for s in range(12)]) for n in ns]
+    emp = [
+        np.mean(
+            [
+                ntk_predictor.evaluate(
+                    a, t, n, seed=s, n_test=2000, ridge=ridge, variance=sp.variance
+                )["test_mse"]
+                for s in range(12)
+            ]
+        )
+        for n in ns
+    ]
     np.testing.assert_allclose(emp, th, rtol=0.15)

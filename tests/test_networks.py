@@ -1,5 +1,6 @@
 """Finite networks: the exact sawtooth network, the lazy limit against the
 NTK predictor, the sparse-parity witness, vmap/seed determinism."""
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -34,17 +35,25 @@ def test_exact_network_lives_in_the_depth_L_stax_architecture(L):
     np.testing.assert_allclose(out, parse_target(f"sawtooth:L={L}")(theta), atol=1e-10)
 
 
-@pytest.mark.parametrize("spec,width", [("tree:arity=2,L=3", 5), ("tree:arity=3,L=2,act=erf,W_std=1.5,b_std=0.3", 4),
-                                        ("tree:arity=4,L=2,act=gelu", 7), ("tree:arity=2,L=1,b_std=0.0", 3)])
+@pytest.mark.parametrize(
+    "spec,width",
+    [
+        ("tree:arity=2,L=3", 5),
+        ("tree:arity=3,L=2,act=erf,W_std=1.5,b_std=0.3", 4),
+        ("tree:arity=4,L=2,act=gelu", 7),
+        ("tree:arity=2,L=1,b_std=0.0", 3),
+    ],
+)
 @pytest.mark.parametrize("block_diagonal", [True, False])
 def test_fast_tree_apply_equals_stax_conv_local(spec, width, block_diagonal, monkeypatch):
     import ntkgap.arch
-    if not block_diagonal:   # force the per-position einsum path
+
+    if not block_diagonal:  # force the per-position einsum path
         monkeypatch.setattr(ntkgap.arch, "BLOCK_DIAGONAL_MAX", 0)
     arch = parse_arch(spec)
     init_fn, fast, _ = arch.stax(width)
-    _, slow, _ = arch.stax(width, fast=False)   # lax.conv_general_dilated_local
-    key = jax.random.PRNGKey(np.random.default_rng().integers(2 ** 31))
+    _, slow, _ = arch.stax(width, fast=False)  # lax.conv_general_dilated_local
+    key = jax.random.PRNGKey(np.random.default_rng().integers(2**31))
     _, params = init_fn(key, (-1, arch.leaves, 1))
     x = jax.random.normal(jax.random.fold_in(key, 1), (13, arch.leaves, 1))
     np.testing.assert_allclose(fast(params, x), slow(params, x), rtol=1e-12, atol=1e-12)
@@ -54,7 +63,8 @@ def test_lazy_network_approaches_ntk_predictor_as_width_grows():
     arch = parse_arch("fc:depth=1")
     target = parse_target("bandlimited:K=3,seed=2")
     n, n_val = 25, 5  # the trainer holds out 20% for validation: the NTK fits the same 20
-    from ntkgap.seeds import derive
+    from ntkgap._infra.seeds import derive
+
     x = Circle().sample(n, seed=derive(0, "train", n))
     xtr = arch.inputs(Circle(), x[: n - n_val])
     xt = Circle().sample(2000, seed=derive(0, "test", n))
@@ -62,8 +72,15 @@ def test_lazy_network_approaches_ntk_predictor_as_width_grows():
     ntk_pred = sol.predict(kernels.gram(arch, arch.inputs(Circle(), xt), xtr))
     dist = []
     for width in (64, 512, 4096):
-        cfg = training.TrainConfig(steps=6000, lr=2.0, optimizer="sgd", alpha=100.0, eval_every=500,
-                                   dtype="float64", checkpoint="last")
+        cfg = training.TrainConfig(
+            steps=6000,
+            lr=2.0,
+            optimizer="sgd",
+            alpha=100.0,
+            eval_every=500,
+            dtype="float64",
+            checkpoint="last",
+        )
         r = training.train(arch, width, target, n, seeds=[0], cfg=cfg, return_predictions=True)
         # relative L2 distance between the trained net and the NTK predictor on test points
         net = r["test_predictions"][0]
@@ -77,7 +94,9 @@ def test_sparse_parity_network_beats_ntk_regression():
     target = parse_target("parity:d=12,k=3")
     arch = parse_arch("fc:depth=1")
     n = 600
-    ntk = np.mean([ntk_predictor.evaluate(arch, target, n, seed=s, variance=1.0)["test_mse"] for s in (0, 1)])
+    ntk = np.mean(
+        [ntk_predictor.evaluate(arch, target, n, seed=s, variance=1.0)["test_mse"] for s in (0, 1)]
+    )
     cfg = training.TrainConfig(steps=4000, lr=1e-2, weight_decay=1e-2, batch=64, eval_every=200)
     net = training.train(arch, 256, target, n, seeds=[0, 1], cfg=cfg)
     assert ntk > 0.5
@@ -102,10 +121,10 @@ def test_same_seed_gives_identical_numbers_and_compiles_once(dtype):
     cfg = _cfg()._replace(dtype=dtype)
     training.TRACE_COUNT["chunk"] = 0
     a = training.train(arch, 32, target, 100, seeds=[7, 8, 5, 6], cfg=cfg, workers=1)
-    assert training.TRACE_COUNT["chunk"] == 1   # 6 chunks of steps, one trace
+    assert training.TRACE_COUNT["chunk"] == 1  # 6 chunks of steps, one trace
     training.TRACE_COUNT["chunk"] = 0
     b = training.train(arch, 32, target, 100, seeds=[7, 8, 5, 6], cfg=cfg, workers=2)
-    assert training.TRACE_COUNT["chunk"] == 1   # two groups, one trace
+    assert training.TRACE_COUNT["chunk"] == 1  # two groups, one trace
     assert a["test_mse_per_seed"] == b["test_mse_per_seed"]
     assert a["loss_curve"] == b["loss_curve"]
     c = training.train(arch, 32, target, 100, seeds=[9, 8], cfg=cfg)
@@ -113,25 +132,39 @@ def test_same_seed_gives_identical_numbers_and_compiles_once(dtype):
     assert c["test_mse_per_seed"][1] == a["test_mse_per_seed"][1]
 
 
-@pytest.mark.parametrize("spec,target", [
-    ("fc:depth=2", "tree:d=16,L=2,arity=2,node=linear-plus"),
-    ("tree:arity=2,L=3", "tree:d=16,L=3,arity=2,node=parity"),
-])
+@pytest.mark.parametrize(
+    "spec,target",
+    [
+        ("fc:depth=2", "tree:d=16,L=2,arity=2,node=linear-plus"),
+        ("tree:arity=2,L=3", "tree:d=16,L=3,arity=2,node=parity"),
+    ],
+)
 def test_seed_groups_do_not_change_any_number(spec, target):
     # 5 seeds over 1, 2 (3 + 2, padded to 3 + 3) and 4 threads (2+2+1, padded):
     # each seed's numbers, and the shared early-stopping decision, are the same
     arch, target = parse_arch(spec), parse_target(target)
     cfg = training.TrainConfig(steps=2000, lr=1e-2, eval_every=40, patience=3)
-    runs = [training.train(arch, 16, target, 80, seeds=[0, 1, 2, 3, 4], cfg=cfg, workers=w)
-            for w in (1, 2, 4)]
-    assert runs[0]["steps"] < 2000   # early stopping did act
+    runs = [
+        training.train(arch, 16, target, 80, seeds=[0, 1, 2, 3, 4], cfg=cfg, workers=w)
+        for w in (1, 2, 4)
+    ]
+    assert runs[0]["steps"] < 2000  # early stopping did act
     for r in runs[1:]:
         for key in ("test_mse_per_seed", "train_mse", "best_step", "loss_curve", "steps"):
             assert r[key] == runs[0][key], key
 
 
-@pytest.mark.parametrize("spec", ["fc:depth=2", "fc:depth=1,act=erf", "fc:depth=1,act=gelu",
-                                  "tree:arity=2,L=2", "tree:arity=3,L=2,act=erf", "tree:arity=2,L=1,act=gelu"])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "fc:depth=2",
+        "fc:depth=1,act=erf",
+        "fc:depth=1,act=gelu",
+        "tree:arity=2,L=2",
+        "tree:arity=3,L=2,act=erf",
+        "tree:arity=2,L=1,act=gelu",
+    ],
+)
 def test_float32_networks_compute_in_float32(spec):
     # a float64 constant inside apply would silently run float32 training in
     # float64 (this happened: ~9x slower tree nets)
@@ -156,9 +189,17 @@ def test_early_stopping_keeps_best_checkpoint():
     assert r["best_step"][0] == r["loss_curve"][best]["step"]
 
 
-@pytest.mark.parametrize("kw,msg", [({"steps": 0}, "steps"), ({"lr": -1.0}, "lr"),
-                                    ({"optimizer": "lbfgs"}, "optimizer"), ({"val_frac": 1.5}, "val_frac")])
+@pytest.mark.parametrize(
+    "kw,msg",
+    [
+        ({"steps": 0}, "steps"),
+        ({"lr": -1.0}, "lr"),
+        ({"optimizer": "lbfgs"}, "optimizer"),
+        ({"val_frac": 1.5}, "val_frac"),
+    ],
+)
 def test_bad_training_config(kw, msg):
     from ntkgap.errors import UsageError
+
     with pytest.raises(UsageError, match=msg):
         training.validate(training.TrainConfig(**kw))

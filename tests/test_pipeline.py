@@ -5,6 +5,7 @@ results folder, then every figure script and the report read only those
 results. Figures and verdicts from such tiny runs mean nothing; what is
 checked is that the whole chain runs, writes every file it promises, and
 that each verdict is one of the three allowed words."""
+
 import glob
 import json
 import os
@@ -13,7 +14,6 @@ import sys
 import tomllib
 
 import pytest
-
 from conftest import ROOT
 
 EXPERIMENTS = sorted(glob.glob(os.path.join(ROOT, "experiments", "*.toml")))
@@ -65,18 +65,34 @@ def _write_small(path, out_dir):
 @pytest.fixture(scope="module")
 def pipeline(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("pipeline")
-    env = dict(os.environ, NTKGAP_RESULTS=str(tmp / "results"), NTKGAP_FIGURES=str(tmp / "figures"),
-               NTKGAP_REPORT=str(tmp / "REPORT.md"), NTKGAP_PROFILE="quick", NTKGAP_PROGRESS="0")
+    env = dict(
+        os.environ,
+        NTKGAP_RESULTS=str(tmp / "results"),
+        NTKGAP_FIGURES=str(tmp / "figures"),
+        NTKGAP_REPORT=str(tmp / "REPORT.md"),
+        NTKGAP_PROFILE="quick",
+        NTKGAP_PROGRESS="0",
+    )
 
     def run(*argv):
-        p = subprocess.run([sys.executable, *argv], cwd=ROOT, env=env, capture_output=True, text=True,
-                           timeout=600)
+        p = subprocess.run(
+            [sys.executable, *argv], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+        )
         assert p.returncode == 0, f"{argv}: {p.stderr[-2000:]}"
         return p
+
     (tmp / "configs").mkdir()
     for path in EXPERIMENTS:
-        run("-m", "ntkgap", "run", _write_small(path, str(tmp / "configs")), "--profile", "quick",
-            "--jobs", "2")
+        run(
+            "-m",
+            "ntkgap",
+            "run",
+            _write_small(path, str(tmp / "configs")),
+            "--profile",
+            "quick",
+            "--jobs",
+            "2",
+        )
     for script in FIGURES:
         run(script)
     report = run(os.path.join(ROOT, "experiments", "report.py"), "quick")
@@ -96,12 +112,14 @@ def test_report_and_summary_carry_every_claim(pipeline):
     tmp, stdout = pipeline
     summary = json.loads((tmp / "results" / "summary.json").read_text())
     ids = {c["id"] for c in summary["claims"]}
-    assert {"E1", "E2", "E3b"} <= ids, ids   # the claims that tiny runs can always decide
+    assert {"E1", "E2", "E3b"} <= ids, ids  # the claims that tiny runs can always decide
     assert all(c["verdict"] in VERDICTS for c in summary["claims"])
     text = (tmp / "REPORT.md").read_text()
     for c in summary["claims"]:
         assert f"| {c['id']}: " in text
     for script in FIGURES:
-        assert f"figures/{os.path.basename(script)[4:-3]}.png" in text   # every figure has its caption
-    assert "100 steps" in text   # budgets come from the configs as run, not the repo's
+        assert (
+            f"figures/{os.path.basename(script)[4:-3]}.png" in text
+        )  # every figure has its caption
+    assert "100 steps" in text  # budgets come from the configs as run, not the repo's
     assert "# ntkgap report (quick profile)" in text and "claims:" in stdout

@@ -1,5 +1,6 @@
 """The experiment runner: validation, resumption after SIGKILL, determinism,
 the Dask path, and a smoke run of every experiment's cheapest cells."""
+
 import glob
 import json
 import os
@@ -44,8 +45,14 @@ def _env(results):
 
 
 def _run(cfg, results, *extra, check=True):
-    r = subprocess.run([sys.executable, "-m", "ntkgap", "run", str(cfg), "--json", *extra],
-                       capture_output=True, text=True, env=_env(results), cwd=ROOT, timeout=600)
+    r = subprocess.run(
+        [sys.executable, "-m", "ntkgap", "run", str(cfg), "--json", *extra],
+        capture_output=True,
+        text=True,
+        env=_env(results),
+        cwd=ROOT,
+        timeout=600,
+    )
     if check:
         assert r.returncode == 0, r.stderr
         return json.loads(r.stdout)
@@ -77,9 +84,9 @@ def test_resume_determinism_and_changed_config(tiny, tmp_path, monkeypatch):
     assert a["cells"] == 17 and a["computed"] == 17
     again = _run(tiny, tmp_path / "a", "--jobs", "1")
     assert again["computed"] == 0 and again["reused"] == 17
-    b = _run(tiny, tmp_path / "b", "--jobs", "2")
+    _run(tiny, tmp_path / "b", "--jobs", "2")
     sa, sb = _stored(tmp_path / "a"), _stored(tmp_path / "b")
-    assert strip(sa) == strip(sb)   # bit-identical numbers, serial or parallel
+    assert strip(sa) == strip(sb)  # bit-identical numbers, serial or parallel
     tiny.write_text(TINY.replace("seed = [0, 1]", "seed = [0, 1, 2]"))
     c = _run(tiny, tmp_path / "a", "--jobs", "1")
     assert c["computed"] == 8 and c["reused"] == 17
@@ -88,11 +95,11 @@ def test_resume_determinism_and_changed_config(tiny, tmp_path, monkeypatch):
     # a cell dropped from the config stays on disk but leaves the profile's results
     tiny.write_text(TINY.replace("seed = [0, 1]", "seed = [2]"))
     _run(tiny, tmp_path / "a", "--jobs", "1")
-    monkeypatch.setattr(runner, "RESULTS", str(tmp_path / "a"))
+    monkeypatch.setenv("NTKGAP_RESULTS", str(tmp_path / "a"))
     monkeypatch.delenv("NTKGAP_PROFILE", raising=False)
     assert sorted({c["seed"] for c, _ in runner.results("tiny", "ntk", profile="quick")}) == [2]
-    assert {c["seed"] for c, _ in runner.results("tiny", "ntk")} == {0, 1, 2}   # no profile: all
-    assert len(_stored(tmp_path / "a")) == 25   # 24 ntk cells + 1 theory: nothing deleted
+    assert {c["seed"] for c, _ in runner.results("tiny", "ntk")} == {0, 1, 2}  # no profile: all
+    assert len(_stored(tmp_path / "a")) == 25  # 24 ntk cells + 1 theory: nothing deleted
     monkeypatch.setenv("NTKGAP_PROFILE", "quick")
     assert len(runner.results("tiny", "ntk")) == 8
 
@@ -118,13 +125,16 @@ target = "sawtooth:L=2"
 
 
 def test_parallel_jobs_share_the_cores_and_keep_the_numbers(tmp_path):
-    from ntkgap import cores
+    from ntkgap._infra import cores
+
     cfg = tmp_path / "nets.toml"
     cfg.write_text(NETS)
-    _run(cfg, tmp_path / "a", "--jobs", "1")   # one process: a thread per core
-    _run(cfg, tmp_path / "b", "--jobs", "2")   # two processes: cores / 2 threads each
-    ra, rb = ([json.loads(v)["result"] for _, v in sorted(_stored(tmp_path / x, "nets").items())]
-              for x in "ab")
+    _run(cfg, tmp_path / "a", "--jobs", "1")  # one process: a thread per core
+    _run(cfg, tmp_path / "b", "--jobs", "2")  # two processes: cores / 2 threads each
+    ra, rb = (
+        [json.loads(v)["result"] for _, v in sorted(_stored(tmp_path / x, "nets").items())]
+        for x in "ab"
+    )
     assert len(ra) == len(rb) == 2
     c = cores.available()
     for a, b in zip(ra, rb):
@@ -138,8 +148,13 @@ def test_sigkill_midway_then_resume(tiny, tmp_path):
     _run(tiny, ref, "--jobs", "1")
     res = tmp_path / "killed"
     for wait_for in (2, 6):
-        proc = subprocess.Popen([sys.executable, "-m", "ntkgap", "run", str(tiny), "--jobs", "1"],
-                                env=_env(res), cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "ntkgap", "run", str(tiny), "--jobs", "1"],
+            env=_env(res),
+            cwd=ROOT,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
         t0 = time.time()
         while len(_stored(res)) < wait_for and time.time() - t0 < 120 and proc.poll() is None:
             time.sleep(0.05)
@@ -147,7 +162,7 @@ def test_sigkill_midway_then_resume(tiny, tmp_path):
         proc.wait()
         before = _stored(res)
         for v in before.values():
-            json.loads(v)   # never a truncated file
+            json.loads(v)  # never a truncated file
     after_kill = len(_stored(res))
     assert 0 < after_kill < 17
     r = _run(tiny, res, "--jobs", "1")
@@ -157,9 +172,10 @@ def test_sigkill_midway_then_resume(tiny, tmp_path):
 
 
 def test_stale_temp_files_of_dead_writers_are_removed(tmp_path):
-    from ntkgap.files import atomic_write, remove_stale_temp
+    from ntkgap._infra.files import atomic_write, remove_stale_temp
+
     dead = subprocess.Popen([sys.executable, "-c", "pass"])
-    dead.wait()   # a PID that no longer runs
+    dead.wait()  # a PID that no longer runs
     stale = tmp_path / f".tmp-{dead.pid}-abc.json"
     live = tmp_path / f".tmp-{os.getpid()}-def.json"
     other = tmp_path / ".tmp-notapid-x.json"
@@ -175,18 +191,36 @@ BAD_CONFIGS = [
     ("name = 'x'\n[quick]\ngrid = []\n", "missing profile table [full]"),
     ("name = 'x'\nfoo = 1\n[quick]\ngrid=[]\n[full]\ngrid=[]\n", "unknown key 'foo'"),
     ("name = 'x'\n[quick]\n[[quick.grid]]\nmethod = 'magic'\n[full]\ngrid=[]\n", "method='magic'"),
-    ("name = 'x'\n[quick]\n[[quick.grid]]\nmethod = 'ntk'\ntarget='parity:d=4,k=2'\narch='fc'\nn=[]\nseed=0\n"
-     "[full]\ngrid=[]\n", "n is an empty list"),
-    ("name = 'x'\n[quick]\n[[quick.grid]]\nmethod = 'ntk'\ntarget='parity:d=4,k=9'\narch='fc'\nn=4\nseed=0\n"
-     "[full]\ngrid=[]\n", "k=9 exceeds d=4"),
-    ("name = 'x'\n[quick]\n[[quick.grid]]\nmethod = 'ntk'\ntarget='parity:d=4,k=2'\narch='fc'\nn=4\nseed=0\n"
-     "colour='red'\n[full]\ngrid=[]\n", "unknown key 'colour'"),
-    ("name = 'x'\n[quick]\n[[quick.grid]]\nmethod = 'ntk'\ntarget='parity:d=4,k=2'\narch='fc'\nn=-4\nseed=0\n"
-     "[full]\ngrid=[]\n", "n=-4 must be a positive integer"),
-    ("name = 'x'\n[quick]\n[[quick.grid]]\nmethod = 'net'\ntarget='parity:d=4,k=2'\narch='fc'\nn=4\nwidth=8\n"
-     "seeds=[0]\nlr=-0.1\n[full]\ngrid=[]\n", "lr=-0.1 must be a number >= 0"),
-    ("name = 'x'\n[quick]\n[[quick.grid]]\nmethod = 'theory'\ntarget='parity:d=4,k=2'\narch='fc'\nn=[4]\n"
-     "eps=[2.0]\n[full]\ngrid=[]\n", "eps=2.0 must lie in (0, 1)"),
+    (
+        "name = 'x'\n[quick]\n[[quick.grid]]\nmethod = 'ntk'\ntarget='parity:d=4,k=2'\narch='fc'\nn=[]\nseed=0\n"
+        "[full]\ngrid=[]\n",
+        "n is an empty list",
+    ),
+    (
+        "name = 'x'\n[quick]\n[[quick.grid]]\nmethod = 'ntk'\ntarget='parity:d=4,k=9'\narch='fc'\nn=4\nseed=0\n"
+        "[full]\ngrid=[]\n",
+        "k=9 exceeds d=4",
+    ),
+    (
+        "name = 'x'\n[quick]\n[[quick.grid]]\nmethod = 'ntk'\ntarget='parity:d=4,k=2'\narch='fc'\nn=4\nseed=0\n"
+        "colour='red'\n[full]\ngrid=[]\n",
+        "unknown key 'colour'",
+    ),
+    (
+        "name = 'x'\n[quick]\n[[quick.grid]]\nmethod = 'ntk'\ntarget='parity:d=4,k=2'\narch='fc'\nn=-4\nseed=0\n"
+        "[full]\ngrid=[]\n",
+        "n=-4 must be a positive integer",
+    ),
+    (
+        "name = 'x'\n[quick]\n[[quick.grid]]\nmethod = 'net'\ntarget='parity:d=4,k=2'\narch='fc'\nn=4\nwidth=8\n"
+        "seeds=[0]\nlr=-0.1\n[full]\ngrid=[]\n",
+        "lr=-0.1 must be a number >= 0",
+    ),
+    (
+        "name = 'x'\n[quick]\n[[quick.grid]]\nmethod = 'theory'\ntarget='parity:d=4,k=2'\narch='fc'\nn=[4]\n"
+        "eps=[2.0]\n[full]\ngrid=[]\n",
+        "eps=2.0 must lie in (0, 1)",
+    ),
     ("name = 'x\n", "unreadable"),
     ("name = 'bad name'\n[quick]\ngrid=[]\n[full]\ngrid=[]\n", "'name' must be a word"),
 ]
@@ -211,9 +245,12 @@ def test_missing_config_and_bad_profile(tmp_path, tiny):
 
 def test_dask_executor_on_a_local_cluster(tiny, tmp_path):
     distributed = pytest.importorskip("distributed")
-    with distributed.LocalCluster(n_workers=1, threads_per_worker=1, host="127.0.0.1",
-                                  dashboard_address=None, processes=True) as cluster:
-        r = _run(tiny, tmp_path / "dask", "--executor", "dask", "--scheduler", cluster.scheduler_address)
+    with distributed.LocalCluster(
+        n_workers=1, threads_per_worker=1, host="127.0.0.1", dashboard_address=None, processes=True
+    ) as cluster:
+        r = _run(
+            tiny, tmp_path / "dask", "--executor", "dask", "--scheduler", cluster.scheduler_address
+        )
     assert r["computed"] == 17
     ref = tmp_path / "ref"
     _run(tiny, ref, "--jobs", "1")
@@ -224,8 +261,14 @@ def _shrink(cell):
     """The cheapest version of a cell: the smallest sizes its method allows."""
     c = dict(cell)
     if c["method"] == "net":
-        c.update(steps=min(c.get("steps", 200), 200), n=min(c["n"], 64), width=min(c["width"], 16),
-                 seeds=c["seeds"][:1], eval_every=50, n_test=200)
+        c.update(
+            steps=min(c.get("steps", 200), 200),
+            n=min(c["n"], 64),
+            width=min(c["width"], 16),
+            seeds=c["seeds"][:1],
+            eval_every=50,
+            n_test=200,
+        )
     if c["method"] == "ntk":
         c.update(n=min(c["n"], 64), n_test=200)
     if c["method"] == "theory":
@@ -239,7 +282,9 @@ def test_every_experiment_smoke(path):
     cells = runner.expand(cfg, "quick") + runner.expand(cfg, "full")
     seen = set()
     for cell in sorted(cells, key=runner._cost):
-        if cell["method"] in seen or (cell["method"] == "eigen" and "1000" in cell.get("domain", "")):
+        if cell["method"] in seen or (
+            cell["method"] == "eigen" and "1000" in cell.get("domain", "")
+        ):
             continue
         seen.add(cell["method"])
         out = runner.run_cell(_shrink(cell))

@@ -1,5 +1,6 @@
 """Targets and their exact spectra against independent references: brute
 force subset sums, hand-derived Walsh expansions, numerical quadrature."""
+
 import itertools
 import math
 
@@ -15,22 +16,32 @@ from ntkgap.targets import parse_target
 @pytest.mark.parametrize("s", [1, 3, 6, 10])
 def test_fwht_equals_brute_force_subset_sums(s):
     rng = np.random.default_rng(s)
-    f = rng.standard_normal(2 ** s)
+    f = rng.standard_normal(2**s)
     pts = walsh.bit_column_matrix(s)
-    brute = np.array([np.mean(f * np.prod(pts[:, [j for j in range(s) if S >> j & 1]], axis=1))
-                      for S in range(2 ** s)])
-    np.testing.assert_allclose(walsh.fwht(f) / 2 ** s, brute, rtol=0, atol=1e-12)
+    brute = np.array(
+        [
+            np.mean(f * np.prod(pts[:, [j for j in range(s) if S >> j & 1]], axis=1))
+            for S in range(2**s)
+        ]
+    )
+    np.testing.assert_allclose(walsh.fwht(f) / 2**s, brute, rtol=0, atol=1e-12)
 
 
-@pytest.mark.parametrize("spec", ["tree:d=12,L=3,arity=2,node=linear-plus",
-                                  "circuit:d=12,gates=6,fan_in=3,seed=4",
-                                  "staircase:d=10,k=5", "tree:d=9,L=2,arity=3,node=random,seed=3"])
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "tree:d=12,L=3,arity=2,node=linear-plus",
+        "circuit:d=12,gates=6,fan_in=3,seed=4",
+        "staircase:d=10,k=5",
+        "tree:d=9,L=2,arity=3,node=random,seed=3",
+    ],
+)
 def test_parseval_and_evaluation_agree_with_sampling(spec):
     t = parse_target(spec)
     ws = walsh.walsh_spectrum(t)
     x = Hypercube(t.spec["d"]).enumerate()
     vals = t(x)
-    assert np.isclose(ws.degree_profile().sum(), np.mean(vals ** 2), rtol=1e-12)
+    assert np.isclose(ws.degree_profile().sum(), np.mean(vals**2), rtol=1e-12)
     # the coefficients reconstruct the function at every point
     sup = list(t.support)
     idx = ((x[:, sup] < 0).astype(np.int64) << np.arange(len(sup))).sum(1)
@@ -54,8 +65,9 @@ HAND = {
     "tree:d=2,L=1,arity=2,node=or": {0: 0.5, 1: 0.5, 2: 0.5, 3: -0.5},
     "tree:d=3,L=1,arity=3,node=majority": {1: 0.5, 2: 0.5, 4: 0.5, 7: -0.5},
     "tree:d=4,L=2,arity=2,node=and": {S: (-7 / 8 if S == 0 else 1 / 8) for S in range(16)},
-    "tree:d=4,L=2,arity=2,node=or": {S: (7 / 8 if S == 0 else (-1) ** (bin(S).count("1") + 1) / 8)
-                                     for S in range(16)},
+    "tree:d=4,L=2,arity=2,node=or": {
+        S: (7 / 8 if S == 0 else (-1) ** (bin(S).count("1") + 1) / 8) for S in range(16)
+    },
 }
 
 
@@ -82,20 +94,35 @@ def test_sawtooth_dominant_frequency_and_quadrature(L):
     rep = spectra.report(t)
     assert rep["dominant_frequency"] == 2 ** (L - 1)
     p = np.array(rep["power"])
-    assert np.isclose(p[2 ** (L - 1)] / rep["variance"], 96 / math.pi ** 4)
+    assert np.isclose(p[2 ** (L - 1)] / rep["variance"], 96 / math.pi**4)
     # quadrature over the 2^L linear pieces for a few frequencies
-    brk = np.linspace(0, 2 * np.pi, 2 ** L + 1)
+    brk = np.linspace(0, 2 * np.pi, 2**L + 1)
     for k in [0, 2 ** (L - 1), 3 * 2 ** (L - 1), 2 ** (L - 1) + 1, 5]:
-        a = sum(integrate.quad(lambda th: t(np.array([th]))[0] * np.cos(k * th), lo, hi,
-                               epsabs=1e-13)[0] for lo, hi in zip(brk[:-1], brk[1:])) / np.pi
-        b = sum(integrate.quad(lambda th: t(np.array([th]))[0] * np.sin(k * th), lo, hi,
-                               epsabs=1e-13)[0] for lo, hi in zip(brk[:-1], brk[1:])) / np.pi
-        quad_power = (a / 2) ** 2 if k == 0 else (a ** 2 + b ** 2) / 2
+        a = (
+            sum(
+                integrate.quad(
+                    lambda th: t(np.array([th]))[0] * np.cos(k * th), lo, hi, epsabs=1e-13
+                )[0]
+                for lo, hi in zip(brk[:-1], brk[1:])
+            )
+            / np.pi
+        )
+        b = (
+            sum(
+                integrate.quad(
+                    lambda th: t(np.array([th]))[0] * np.sin(k * th), lo, hi, epsabs=1e-13
+                )[0]
+                for lo, hi in zip(brk[:-1], brk[1:])
+            )
+            / np.pi
+        )
+        quad_power = (a / 2) ** 2 if k == 0 else (a**2 + b**2) / 2
         assert abs(quad_power - (p[k] if k < p.size else 0.0)) < 1e-12
 
 
 def test_sawtooth_exact_series_matches_fft_with_reported_bound():
     from ntkgap import fourier
+
     t = parse_target("sawtooth:L=4")
     a_fft, b_fft, err = fourier.fft_series(t, 64)
     a, b = t.series(64)
@@ -106,10 +133,11 @@ def test_sawtooth_exact_series_matches_fft_with_reported_bound():
 @pytest.mark.parametrize("K,seed", [(1, 0), (5, 3), (17, 1)])
 def test_bandlimited_has_no_power_above_K(K, seed):
     from ntkgap import fourier
+
     t = parse_target(f"bandlimited:K={K},seed={seed}")
     a, b, _ = fourier.fft_series(t, 4 * K + 8)
     p = fourier.power_from_series(a, b)
-    assert np.all(p[K + 1:] < 1e-24)
+    assert np.all(p[K + 1 :] < 1e-24)
     assert np.isclose(p.sum(), 1.0)
     theta = Circle().sample(20000, seed=seed)
     assert abs(np.mean(t(theta) ** 2) - 1.0) < 0.05  # Monte Carlo variance
@@ -145,11 +173,14 @@ def test_architecture_reports():
 
 def test_walsh_24_bits_under_5_seconds():
     import time
+
     t = parse_target("tree:d=24,L=3,arity=2,node=parity")
     t_par = parse_target("parity:d=24,k=24")
     start = time.perf_counter()
     ws = walsh.walsh_spectrum(t_par)
-    assert time.perf_counter() - start < 5.0 * 2  # generous on a loaded CI core; benchmark reports the time
+    assert (
+        time.perf_counter() - start < 5.0 * 2
+    )  # generous on a loaded CI core; benchmark reports the time
     assert np.isclose(ws.coefficients[-1], 1.0)
     assert walsh.walsh_spectrum(t).degree_profile()[8] == pytest.approx(1.0)
 
@@ -166,8 +197,17 @@ def test_enumeration_matches_bit_convention():
     assert len({tuple(p) for p in pts}) == 32
     i = 0b10110
     assert list(pts[i]) == [1, -1, -1, 1, -1]
-    assert list(itertools.chain(*walsh.bit_column_matrix(2).astype(int))) == [1, 1, -1, 1, 1, -1, -1, -1]
+    assert list(itertools.chain(*walsh.bit_column_matrix(2).astype(int))) == [
+        1,
+        1,
+        -1,
+        1,
+        1,
+        -1,
+        -1,
+        -1,
+    ]
     for s, j in [(1, 0), (5, 0), (5, 3), (7, 6)]:
         # reference: x_j = -1 exactly where bit j of the index is set
-        want = [-1.0 if (i >> j) & 1 else 1.0 for i in range(2 ** s)]
+        want = [-1.0 if (i >> j) & 1 else 1.0 for i in range(2**s)]
         assert walsh.bit_column(s, j).tolist() == want

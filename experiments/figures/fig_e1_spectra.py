@@ -1,4 +1,5 @@
 """E1: NTK eigenvalues: circle (decay exponent) and hypercube degrees."""
+
 import numpy as np
 import style
 from style import plt
@@ -20,10 +21,17 @@ for cell, r in rows:
         a2.semilogy(k, lam, "x--", alpha=0.6, label=f"depth {depth}, d=64")
 if rows:
     kk = np.arange(8, 257)
-    a1.loglog(kk, 0.5 * kk ** -2.0, "k:", label="k^-2 (paper)")
+    a1.loglog(kk, 0.5 * kk**-2.0, "k:", label="k^-2 (paper)")
 else:
     style.no_data(a1, "e1_spectra")
-a1.set(xlabel="frequency k", ylabel="NTK eigenvalue lambda_k", title="circle: ReLU NTK (fc, b_std=0.1)")
-a2.set(xlabel="degree k", ylabel="eigenvalue mu_k (per character)", title="hypercube: ReLU NTK per degree")
-a1.legend(); a2.legend(ncol=2)
+a1.set(
+    xlabel="frequency k", ylabel="NTK eigenvalue lambda_k", title="circle: ReLU NTK (fc, b_std=0.1)"
+)
+a2.set(
+    xlabel="degree k",
+    ylabel="eigenvalue mu_k (per character)",
+    title="hypercube: ReLU NTK per degree",
+)
+a1.legend()
+a2.legend(ncol=2)
 style.save(fig, "e1_spectra")

@@ -1,9 +1,10 @@
 """E7: the dichotomy: NTK n* against Fourier complexity, networks' n*
 against architectural complexity."""
+
 import re
 
-import style  # noqa: I001  (first: puts experiments/ on sys.path)
 import analysis
+import style  # noqa: I001  (first: puts experiments/ on sys.path)
 from matplotlib.ticker import FixedLocator, LogLocator, NullFormatter, ScalarFormatter
 from style import plt
 
@@ -19,8 +20,12 @@ for (t, a), r in analysis.theory("zoo").items():
         pts1.append((spec[t]["complexity"]["average_degree"], n, v["censored"], t))
 for x, y, cens, t in pts1:
     a1.plot(x, y, "^" if cens else "o", color=style.COLORS["ntk"], alpha=0.5 if cens else 1)
-a1.set(yscale="log", xlabel="Fourier complexity: average Walsh degree", ylabel="NTK n*(0.1) (theory; ^ censored)",
-       title="kernel: governed by Fourier complexity")
+a1.set(
+    yscale="log",
+    xlabel="Fourier complexity: average Walsh degree",
+    ylabel="NTK n*(0.1) (theory; ^ censored)",
+    title="kernel: governed by Fourier complexity",
+)
 pts = []
 for (t, a), curve in analysis.curves("e4_trees", "net").items():
     if a.startswith("tree") and t in spec:
@@ -32,8 +37,13 @@ for x, y, mark, t in pts:
     a2.plot(x, y, mark, color=style.COLORS["tree"])
 if not pts:
     style.no_data(a2, "e4_trees tree nets on zoo targets")
-a2.set(xscale="log", yscale="log", xlabel="architectural complexity: number of constituents",
-       ylabel="tree-net n*(0.1) (empirical; v: <= smallest n)", title="network: governed by architecture")
+a2.set(
+    xscale="log",
+    yscale="log",
+    xlabel="architectural complexity: number of constituents",
+    ylabel="tree-net n*(0.1) (empirical; v: <= smallest n)",
+    title="network: governed by architecture",
+)
 # plain numbers at the data's own constituent counts and at 1-2-5 steps:
 # matplotlib's log minor labels crowd these short axes
 if pts:

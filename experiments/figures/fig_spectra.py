@@ -1,4 +1,5 @@
 """The zoo's spectra: power per frequency (circle) or Walsh degree."""
+
 import numpy as np
 import style
 from style import plt
@@ -7,7 +8,7 @@ from ntkgap import runner
 
 rows = sorted(runner.results("zoo", "spectrum"), key=lambda cr: cr[0]["target"])
 fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8))
-for cell, r in rows:
+for _cell, r in rows:
     var = r["variance"]
     if "frequency" in r:
         k, p = np.array(r["frequency"]), np.array(r["power"])
@@ -18,5 +19,6 @@ for cell, r in rows:
         a2.plot(k[1:], w[1:] / var, "o-", ms=3, label=r["target"].replace("d=16,", ""))
 a1.set(xscale="log", xlabel="frequency k", ylabel="share of variance", title="circle targets")
 a2.set(xlabel="Walsh degree k", ylabel="share of variance W^k / Var f", title="hypercube targets")
-a1.legend(); a2.legend(fontsize=5, ncol=2)
+a1.legend()
+a2.legend(fontsize=5, ncol=2)
 style.save(fig, "spectra")

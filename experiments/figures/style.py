@@ -1,4 +1,5 @@
 """Shared look of every figure, and saving as PDF + PNG into figures/."""
+
 import os
 import sys
 
@@ -11,13 +12,31 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.dirname(HERE))
 # NTKGAP_FIGURES: another folder (the end-to-end test draws into a temporary one)
-OUT = os.environ.get("NTKGAP_FIGURES") or os.path.join(ROOT, "figures")
+sys.path.insert(0, ROOT)
+from ntkgap._infra import config  # noqa: E402
+
+OUT = config.figures_dir(os.path.join(ROOT, "figures"))
 # figures read only the cells of one profile's config (ntkgap.runner.results)
 os.environ.setdefault("NTKGAP_PROFILE", "quick")
-COLORS = {"ntk": "#c0392b", "theory": "#e67e22", "net": "#2471a3", "tree": "#27ae60", "exact": "#000000"}
+COLORS = {
+    "ntk": "#c0392b",
+    "theory": "#e67e22",
+    "net": "#2471a3",
+    "tree": "#27ae60",
+    "exact": "#000000",
+}
 
-plt.rcParams.update({"figure.dpi": 110, "axes.grid": True, "grid.alpha": 0.3, "font.size": 9,
-                     "legend.fontsize": 7, "axes.titlesize": 9, "savefig.bbox": "tight"})
+plt.rcParams.update(
+    {
+        "figure.dpi": 110,
+        "axes.grid": True,
+        "grid.alpha": 0.3,
+        "font.size": 9,
+        "legend.fontsize": 7,
+        "axes.titlesize": 9,
+        "savefig.bbox": "tight",
+    }
+)
 
 
 def save(fig, name):
@@ -30,6 +49,7 @@ def save(fig, name):
 def integer_x(*axes):
     """Whole-number ticks on the x axis (depths, levels)."""
     from matplotlib.ticker import MaxNLocator
+
     for ax in axes:
         ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 
@@ -38,7 +58,7 @@ def label_points(ax, points, fontsize=5):
     """Annotate (x, y, text) points, each label at the nearby offset that
     overlaps least with labels already placed (crowded scatters stay legible)."""
     fig = ax.figure
-    fig.canvas.draw()   # fixes the axes limits, so data -> points is final
+    fig.canvas.draw()  # fixes the axes limits, so data -> points is final
     to_pts = ax.transData + fig.dpi_scale_trans.inverted()
     placed = []
     offsets = [(3, 2), (3, -7), (-3, 6), (-3, -9), (3, 9), (3, -14), (-3, 13), (3, 16)]
@@ -49,14 +69,30 @@ def label_points(ax, points, fontsize=5):
         def overlap(off):
             x0 = px + off[0] - (w if off[0] < 0 else 0)
             y0 = py + off[1]
-            return sum(max(0, min(x0 + w, b[0] + b[2]) - max(x0, b[0]))
-                       * max(0, min(y0 + h, b[1] + b[3]) - max(y0, b[1])) for b in placed)
+            return sum(
+                max(0, min(x0 + w, b[0] + b[2]) - max(x0, b[0]))
+                * max(0, min(y0 + h, b[1] + b[3]) - max(y0, b[1]))
+                for b in placed
+            )
+
         off = min(offsets, key=overlap)
         placed.append((px + off[0] - (w if off[0] < 0 else 0), py + off[1], w, h))
-        ax.annotate(text, (x, y), xytext=off, textcoords="offset points", fontsize=fontsize,
-                    ha="right" if off[0] < 0 else "left")
+        ax.annotate(
+            text,
+            (x, y),
+            xytext=off,
+            textcoords="offset points",
+            fontsize=fontsize,
+            ha="right" if off[0] < 0 else "left",
+        )
 
 
 def no_data(ax, what):
-    ax.text(0.5, 0.5, f"no results for {what}\n(run make figures)", ha="center", va="center",
-            transform=ax.transAxes)
+    ax.text(
+        0.5,
+        0.5,
+        f"no results for {what}\n(run make figures)",
+        ha="center",
+        va="center",
+        transform=ax.transAxes,
+    )

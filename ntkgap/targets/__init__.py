@@ -6,6 +6,7 @@ domain's points, and reports ``architecture()`` (its architectural
 complexity: constituents, fan-in, depth, support). Spectra live in
 :mod:`ntkgap.fourier` (circle) and :mod:`ntkgap.walsh` (hypercube).
 """
+
 from __future__ import annotations
 
 from ntkgap.specs import describe, parse

@@ -12,6 +12,7 @@ through ``eval_columns(col)``, where ``col(j)`` returns the values of the
 j-th support coordinate, so the same code evaluates a sample matrix or all
 2^s support points without materialising a (2^s, s) array.
 """
+
 from __future__ import annotations
 
 import math
@@ -32,8 +33,8 @@ def _check_parity(p):
 
 def _check_tree(p):
     a, L, d = p["arity"], p["L"], p["d"]
-    if a ** L > d:
-        return f"arity^L = {a}^{L} = {a ** L} exceeds d={d}"
+    if a**L > d:
+        return f"arity^L = {a}^{L} = {a**L} exceeds d={d}"
     if p["node"] == "majority" and a % 2 == 0:
         return f"node=majority needs an odd arity, got arity={a}"
 
@@ -45,19 +46,47 @@ def _check_circuit(p):
 
 _D = Field(int, min=1, max=100_000, doc="dimension")
 SCHEMAS = {
-    "parity": Schema({"d": _D, "k": Field(int, min=1, max=64),
-                      "seed": Field(int, default=-1, min=-1,
-                                    doc="-1: support = first k coordinates; else a random support")},
-                     _check_parity, doc="prod_{i in S} x_i, |S| = k"),
-    "staircase": Schema({"d": _D, "k": Field(int, min=1, max=64)}, _check_parity,
-                        doc="(x1 + x1x2 + ... + x1...xk)/sqrt(k)"),
-    "tree": Schema({"d": _D, "L": Field(int, min=1, max=24), "arity": Field(int, min=2, max=24),
-                    "node": Field(str, choices=NODES), "seed": Field(int, default=0, min=0)},
-                   _check_tree, doc="balanced tree of depth L over the first arity^L coordinates"),
-    "circuit": Schema({"d": _D, "gates": Field(int, min=1, max=10_000),
-                       "fan_in": Field(int, min=2, max=16), "seed": Field(int, default=0, min=0)},
-                      _check_circuit, doc="random DAG of Boolean gates (and/or/parity/majority, "
-                                          "inputs negated at random); output = last gate"),
+    "parity": Schema(
+        {
+            "d": _D,
+            "k": Field(int, min=1, max=64),
+            "seed": Field(
+                int,
+                default=-1,
+                min=-1,
+                doc="-1: support = first k coordinates; else a random support",
+            ),
+        },
+        _check_parity,
+        doc="prod_{i in S} x_i, |S| = k",
+    ),
+    "staircase": Schema(
+        {"d": _D, "k": Field(int, min=1, max=64)},
+        _check_parity,
+        doc="(x1 + x1x2 + ... + x1...xk)/sqrt(k)",
+    ),
+    "tree": Schema(
+        {
+            "d": _D,
+            "L": Field(int, min=1, max=24),
+            "arity": Field(int, min=2, max=24),
+            "node": Field(str, choices=NODES),
+            "seed": Field(int, default=0, min=0),
+        },
+        _check_tree,
+        doc="balanced tree of depth L over the first arity^L coordinates",
+    ),
+    "circuit": Schema(
+        {
+            "d": _D,
+            "gates": Field(int, min=1, max=10_000),
+            "fan_in": Field(int, min=2, max=16),
+            "seed": Field(int, default=0, min=0),
+        },
+        _check_circuit,
+        doc="random DAG of Boolean gates (and/or/parity/majority, "
+        "inputs negated at random); output = last gate",
+    ),
 }
 
 
@@ -82,7 +111,7 @@ def _apply_node(kind, args, table=None):
 
 def _random_table(rng, arity):
     while True:  # a constant node would cut the tree: redraw
-        t = rng.choice([-1.0, 1.0], size=2 ** arity)
+        t = rng.choice([-1.0, 1.0], size=2**arity)
         if np.any(t != t[0]):
             return t
 
@@ -102,16 +131,23 @@ class HypercubeTarget:
         if x.ndim != 2 or x.shape[1] != self.spec["d"]:
             raise ValueError(f"expected points of shape (n, {self.spec['d']}), got {x.shape}")
         sup = self.support
-        return np.asarray(self.eval_columns(lambda j: x[:, sup[j]].astype(np.float64)),
-                          dtype=np.float64)
+        return np.asarray(
+            self.eval_columns(lambda j: x[:, sup[j]].astype(np.float64)), dtype=np.float64
+        )
 
     def eval_columns(self, col):
         raise NotImplementedError
 
     def _arch(self, constituents, fan_in, depth, params=None, formula=None):
-        return {"constituents": constituents, "max_fan_in": fan_in, "depth": depth,
-                "support_size": len(self.support), "input": "x in {-1,+1}^d",
-                "exact_relu_params": params, "exact_relu_params_formula": formula}
+        return {
+            "constituents": constituents,
+            "max_fan_in": fan_in,
+            "depth": depth,
+            "support_size": len(self.support),
+            "input": "x in {-1,+1}^d",
+            "exact_relu_params": params,
+            "exact_relu_params_formula": formula,
+        }
 
 
 class Parity(HypercubeTarget):
@@ -123,7 +159,9 @@ class Parity(HypercubeTarget):
         if seed < 0:
             self.support = tuple(range(k))
         else:
-            self.support = tuple(sorted(np.random.default_rng(seed).choice(d, k, replace=False).tolist()))
+            self.support = tuple(
+                sorted(np.random.default_rng(seed).choice(d, k, replace=False).tolist())
+            )
 
     def eval_columns(self, col):
         out = col(0).copy()
@@ -166,16 +204,16 @@ class Tree(HypercubeTarget):
     def __init__(self, spec):
         self.spec = spec
         self.a, self.L, self.node = spec["arity"], spec["L"], spec["node"]
-        self.support = tuple(range(self.a ** self.L))
+        self.support = tuple(range(self.a**self.L))
         self._tables = None
         if self.node == "random":
             rng = np.random.default_rng(spec["seed"])
-            n_nodes = (self.a ** self.L - 1) // (self.a - 1)
+            n_nodes = (self.a**self.L - 1) // (self.a - 1)
             self._tables = [_random_table(rng, self.a) for _ in range(n_nodes)]
 
     def eval_columns(self, col):
         # depth first, so that at most L * arity arrays are alive at once
-        counter = iter(range(10 ** 9))
+        counter = iter(range(10**9))
 
         def node(level, index):
             if level == self.L:
@@ -187,7 +225,7 @@ class Tree(HypercubeTarget):
         return node(0, 0)
 
     def architecture(self):
-        return self._arch((self.a ** self.L - 1) // (self.a - 1), self.a, self.L)
+        return self._arch((self.a**self.L - 1) // (self.a - 1), self.a, self.L)
 
 
 class Circuit(HypercubeTarget):
@@ -214,8 +252,9 @@ class Circuit(HypercubeTarget):
                 first = d + rng.integers(0, i)
                 rest = rng.choice(np.setdiff1d(np.arange(pool), [first]), c - 1, replace=False)
                 src = np.concatenate([[first], rest])
-            gates.append((str(rng.choice(kinds)), [int(s) for s in src],
-                          rng.choice([-1.0, 1.0], size=c)))
+            gates.append(
+                (str(rng.choice(kinds)), [int(s) for s in src], rng.choice([-1.0, 1.0], size=c))
+            )
         # keep what the output reaches
         live, stack = set(), [d + G - 1]
         while stack:

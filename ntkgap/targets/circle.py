@@ -3,6 +3,7 @@
 Angles theta in [0, 2pi); u = theta / 2pi. Spectra use the real series
 f = a_0 + sum_k a_k cos(k theta) + b_k sin(k theta), exact (closed form).
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -13,11 +14,15 @@ from ntkgap.specs import Field, Schema
 SCHEMAS = {
     "sawtooth": Schema(
         {"L": Field(int, min=1, max=40, doc="number of tent maps composed")},
-        doc="g_L = t o ... o t (L times), t(u) = 1 - |2u - 1|, u = theta/2pi; centred"),
+        doc="g_L = t o ... o t (L times), t(u) = 1 - |2u - 1|, u = theta/2pi; centred",
+    ),
     "bandlimited": Schema(
-        {"K": Field(int, min=1, max=100_000, doc="highest frequency"),
-         "seed": Field(int, default=0, min=0)},
-        doc="random trigonometric polynomial of degree K, mean 0, unit variance"),
+        {
+            "K": Field(int, min=1, max=100_000, doc="highest frequency"),
+            "seed": Field(int, default=0, min=0),
+        },
+        doc="random trigonometric polynomial of degree K, mean 0, unit variance",
+    ),
 }
 
 
@@ -52,16 +57,21 @@ class Sawtooth:
         base = 2 ** (self.L - 1)
         m = k // base
         on = (k % base == 0) & (m % 2 == 1)
-        a = np.where(on, -4.0 / (np.pi ** 2 * np.maximum(m, 1) ** 2), 0.0)
+        a = np.where(on, -4.0 / (np.pi**2 * np.maximum(m, 1) ** 2), 0.0)
         return a, np.zeros(kmax + 1)
 
     def architecture(self):
         L = self.L
-        return {"constituents": L, "max_fan_in": 1, "depth": L, "support_size": 1,
-                "input": "angle u = theta/2pi",
-                "exact_relu_params": 6 * L + 1,
-                "exact_relu_params_formula": "6L+1 (L hidden layers of width 2: "
-                                             "4 + 6(L-1) + 3; see ntkgap.sawtooth_net)"}
+        return {
+            "constituents": L,
+            "max_fan_in": 1,
+            "depth": L,
+            "support_size": 1,
+            "input": "angle u = theta/2pi",
+            "exact_relu_params": 6 * L + 1,
+            "exact_relu_params_formula": "6L+1 (L hidden layers of width 2: "
+            "4 + 6(L-1) + 3; see ntkgap.sawtooth_net)",
+        }
 
 
 class Bandlimited:
@@ -78,7 +88,7 @@ class Bandlimited:
         self.K = spec["K"]
         rng = np.random.default_rng(spec["seed"])
         ab = rng.standard_normal((2, self.K))
-        scale = np.sqrt(0.5 * np.sum(ab ** 2))
+        scale = np.sqrt(0.5 * np.sum(ab**2))
         self._a, self._b = ab / scale
 
     def __call__(self, theta):
@@ -91,14 +101,20 @@ class Bandlimited:
         a = np.zeros(kmax + 1)
         b = np.zeros(kmax + 1)
         top = min(kmax, self.K)
-        a[1:top + 1] = self._a[:top]
-        b[1:top + 1] = self._b[:top]
+        a[1 : top + 1] = self._a[:top]
+        b[1 : top + 1] = self._b[:top]
         return a, b
 
     def architecture(self):
-        return {"constituents": 1, "max_fan_in": 1, "depth": 1, "support_size": 1,
-                "input": "embedding (cos theta, sin theta)",
-                "exact_relu_params": None, "exact_relu_params_formula": None}
+        return {
+            "constituents": 1,
+            "max_fan_in": 1,
+            "depth": 1,
+            "support_size": 1,
+            "input": "embedding (cos theta, sin theta)",
+            "exact_relu_params": None,
+            "exact_relu_params_formula": None,
+        }
 
 
 BUILDERS = {"sawtooth": Sawtooth, "bandlimited": Bandlimited}

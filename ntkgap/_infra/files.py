@@ -1,4 +1,5 @@
 """Small I/O helpers: atomic writes and JSON that is always valid."""
+
 from __future__ import annotations
 
 import json
@@ -39,7 +40,9 @@ def atomic_write(path: str, data: bytes | str) -> None:
     os.makedirs(folder, exist_ok=True)
     mode = "wb" if isinstance(data, bytes) else "w"
     # the writer's PID in the name lets a later run remove what a killed one left
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".tmp-{os.getpid()}-", suffix=os.path.basename(path))
+    fd, tmp = tempfile.mkstemp(
+        dir=folder, prefix=f".tmp-{os.getpid()}-", suffix=os.path.basename(path)
+    )
     try:
         with os.fdopen(fd, mode) as fh:
             fh.write(data)
@@ -67,11 +70,11 @@ def remove_stale_temp(folder: str) -> int:
             continue
         try:
             os.kill(int(parts[1]), 0)
-            continue                      # its writer is alive
+            continue  # its writer is alive
         except ProcessLookupError:
             pass
         except PermissionError:
-            continue                      # alive, another user's
+            continue  # alive, another user's
         try:
             os.unlink(os.path.join(folder, name))
             gone += 1
@@ -82,6 +85,7 @@ def remove_stale_temp(folder: str) -> int:
 
 def atomic_save_npy(path: str, array) -> None:
     import io as _io  # stdlib
+
     buf = _io.BytesIO()
     np.save(buf, np.asarray(array))
     atomic_write(path, buf.getvalue())

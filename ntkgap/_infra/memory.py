@@ -1,10 +1,12 @@
 """A guard that refuses requests whose arrays would not fit, before they
 are allocated. The limit is NTKGAP_MEMORY_LIMIT (bytes, or with a K/M/G
 suffix) or else 80% of the memory the OS reports available."""
+
 from __future__ import annotations
 
 import os
 
+from ntkgap._infra import config
 from ntkgap.errors import MemoryLimitError
 
 
@@ -20,14 +22,7 @@ def _available() -> int:
 
 
 def limit() -> int:
-    raw = os.environ.get("NTKGAP_MEMORY_LIMIT", "").strip().upper()
-    if raw:
-        scale = {"K": 2 ** 10, "M": 2 ** 20, "G": 2 ** 30}.get(raw[-1], 1)
-        try:
-            return int(float(raw.rstrip("KMG")) * scale)
-        except ValueError:
-            raise MemoryLimitError(f"NTKGAP_MEMORY_LIMIT={raw!r} is not a size like 8G") from None
-    return int(0.8 * _available())
+    return config.memory_limit() or int(0.8 * _available())
 
 
 def fmt(nbytes: float) -> str:
@@ -41,5 +36,7 @@ def check(nbytes: float, what: str) -> None:
     """Raise MemoryLimitError if ``nbytes`` exceeds the limit."""
     lim = limit()
     if nbytes > lim:
-        raise MemoryLimitError(f"{what} needs about {fmt(nbytes)}, over the memory limit of "
-                               f"{fmt(lim)} (set NTKGAP_MEMORY_LIMIT to change it)")
+        raise MemoryLimitError(
+            f"{what} needs about {fmt(nbytes)}, over the memory limit of "
+            f"{fmt(lim)} (set NTKGAP_MEMORY_LIMIT to change it)"
+        )

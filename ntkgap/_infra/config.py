@@ -1,0 +1,112 @@
+"""Every environment variable ntkgap reads, read and validated here alone.
+
+Each is read when asked for (not at import), so a test or a parent process
+may set it before the work starts. A bad value raises
+:class:`~ntkgap.errors.UsageError` naming the variable and what is allowed.
+
+| variable | meaning | default |
+|---|---|---|
+| ``NTKGAP_RESULTS`` | folder of experiment results | ``results`` |
+| ``NTKGAP_PROFILE`` | profile whose cells figures and report read | none (all cells) |
+| ``NTKGAP_PROGRESS`` | ``1``/``0``: progress bars on/off | on when stderr is a terminal |
+| ``NTKGAP_MEMORY_LIMIT`` | bytes (or K/M/G suffix) a request may use | 80% of available |
+| ``NTKGAP_TRAIN_WORKERS`` | threads that share the vmapped seeds | the available cores |
+| ``NTKGAP_FIGURES`` | folder the figure scripts draw into | ``figures`` |
+| ``NTKGAP_REPORT`` | path of the report | ``REPORT.md`` |
+"""
+
+from __future__ import annotations
+
+import os
+
+from ntkgap.errors import UsageError
+
+PROFILES = ("quick", "full")
+VARIABLES = (
+    "NTKGAP_RESULTS",
+    "NTKGAP_PROFILE",
+    "NTKGAP_PROGRESS",
+    "NTKGAP_MEMORY_LIMIT",
+    "NTKGAP_TRAIN_WORKERS",
+    "NTKGAP_FIGURES",
+    "NTKGAP_REPORT",
+)
+
+
+def _raw(name: str) -> str | None:
+    value = os.environ.get(name)
+    return None if value is None else value.strip()
+
+
+def _path(name: str, default: str) -> str:
+    value = _raw(name)
+    if value is None:
+        return default
+    if not value:
+        raise UsageError(f"{name} is empty (give a path, or unset it for {default!r})")
+    return value
+
+
+def results_dir() -> str:
+    return _path("NTKGAP_RESULTS", "results")
+
+
+def figures_dir(default: str) -> str:
+    return _path("NTKGAP_FIGURES", default)
+
+
+def report_path(default: str = "REPORT.md") -> str:
+    return _path("NTKGAP_REPORT", default)
+
+
+def profile() -> str | None:
+    value = _raw("NTKGAP_PROFILE")
+    if not value:
+        return None
+    if value not in PROFILES:
+        raise UsageError(
+            f"NTKGAP_PROFILE={value!r} is not allowed (allowed: {', '.join(PROFILES)})"
+        )
+    return value
+
+
+def progress(isatty: bool) -> bool:
+    value = _raw("NTKGAP_PROGRESS")
+    if value is None or value == "":
+        return isatty
+    if value not in ("0", "1"):
+        raise UsageError(f"NTKGAP_PROGRESS={value!r} is not allowed (allowed: 0, 1)")
+    return value == "1"
+
+
+def memory_limit() -> int | None:
+    """Bytes, or None when unset (the caller uses its own default)."""
+    value = _raw("NTKGAP_MEMORY_LIMIT")
+    if not value:
+        return None
+    text = value.upper()
+    scale = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}.get(text[-1], 1)
+    try:
+        out = int(float(text.rstrip("KMGT")) * scale)
+    except ValueError:
+        out = 0
+    if out <= 0:
+        raise UsageError(f"NTKGAP_MEMORY_LIMIT={value!r} is not a positive size like 8G")
+    return out
+
+
+TRAIN_WORKERS = "NTKGAP_TRAIN_WORKERS"
+
+
+def train_workers() -> int | None:
+    """The requested thread count, or None when unset."""
+    value = _raw(TRAIN_WORKERS)
+    if not value:
+        return None
+    try:
+        w = int(value)
+    except ValueError:
+        w = 0
+    if w < 1:
+        raise UsageError(f"{TRAIN_WORKERS}={value!r} must be an integer >= 1")
+    return w
