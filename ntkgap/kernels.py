@@ -10,6 +10,13 @@ evaluates neural-tangents' kernel_fn once per value of j and fills the Gram
 by table look-up at j = (d - X1 X2^T) / 2: the same numbers as the blocked
 kernel_fn path (tests compare the two), at the cost of one integer-valued
 matmul instead of n^2 closed-form kernel evaluations.
+
+A ``tree`` kernel is not a dot-product kernel, but it depends on x and y
+only through z = x * y on its s leaves (each locally connected unit sees
+<x_p, y_p> and |x_p|^2 = arity; per-coordinate sign flips are symmetries).
+So for +-1 inputs with s <= ``TREE_LOOKUP_MAX_LEAVES`` ``gram`` evaluates
+kernel_fn once on the 2^s pairs (1, z) and reads entry (i, j) at the leaf
+index of x_i XOR the index of x_j: exact, and memory-bound.
 """
 
 from __future__ import annotations
@@ -26,6 +33,8 @@ from ntkgap._infra import (
 from ntkgap.errors import UsageError
 
 KINDS = ("ntk", "nngp")
+# the look-up table of a tree kernel has 2^leaves entries
+TREE_LOOKUP_MAX_LEAVES = 20
 
 
 @functools.lru_cache(maxsize=32)
@@ -68,6 +77,15 @@ def gram(
         and (sym or _pm1(x2))
     ):
         return _lookup_gram(arch, x1, x2, kind)
+    if (
+        hypercube_lookup
+        and arch.name == "tree"
+        and arch.leaves <= TREE_LOOKUP_MAX_LEAVES
+        and x1.shape[1:] == x2.shape[1:] == (arch.leaves, 1)
+        and _pm1(x1[..., 0])
+        and (sym or _pm1(x2[..., 0]))
+    ):
+        return _tree_lookup_gram(arch, x1, x2, kind)
     per_entry = 8 * (1 + (2 if arch.name == "tree" else 0))
     memory.check(
         8.0 * n1 * n2 + 6.0 * per_entry * min(block, n1) * min(block, n2),
@@ -110,4 +128,33 @@ def _lookup_gram(arch, x1, x2, kind):
         g += d + 0.5
         g *= 0.5
         np.take(by_agreements, g.astype(np.intp), out=out[i : i + rows])
+    return out
+
+
+@functools.lru_cache(maxsize=8)
+def tree_table(arch, kind: str = "ntk") -> np.ndarray:
+    """t[i] = K(1, z_i) for a ``tree`` arch over all 2^s leaf sign patterns,
+    z_i with z_j = -1 exactly where bit j of i is set (ntkgap.walsh's order)."""
+    from ntkgap import walsh
+
+    s = arch.leaves
+    memory.check(8.0 * 2**s * 4, f"a tree-kernel table of 2^{s} entries")
+    z = walsh.bit_column_matrix(s)[:, :, None]
+    return gram(arch, np.ones((1, s, 1)), z, kind=kind, block=4096, hypercube_lookup=False)[0]
+
+
+def _leaf_index(x) -> np.ndarray:
+    bits = (np.asarray(x)[..., 0] < 0).astype(np.int64)
+    return bits @ (np.int64(1) << np.arange(bits.shape[1], dtype=np.int64))
+
+
+def _tree_lookup_gram(arch, x1, x2, kind):
+    n1, n2 = len(x1), len(x2)
+    memory.check(8.0 * n1 * n2 * 2, f"a {n1} x {n2} {kind.upper()} Gram")
+    table = tree_table(arch, kind)
+    i1, i2 = _leaf_index(x1), _leaf_index(x2)
+    out = np.empty((n1, n2))
+    rows = max(1, min(n1, 1024))
+    for i in range(0, n1, rows):
+        np.take(table, np.bitwise_xor(i1[i : i + rows, None], i2[None, :]), out=out[i : i + rows])
     return out
