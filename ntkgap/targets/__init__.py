@@ -16,6 +16,12 @@ SCHEMAS = {**circle.SCHEMAS, **boolean.SCHEMAS}
 _BUILDERS = {**circle.BUILDERS, **boolean.BUILDERS}
 
 
+def parse_spec(text: str):
+    """The validated :class:`~ntkgap.specs.Spec` of a target, without
+    building the target (figures and claims read keys such as ``L``)."""
+    return parse("target", text, SCHEMAS)
+
+
 def parse_target(text: str):
     """Parse and validate a target spec; raises SpecError on bad input."""
     spec = parse("target", text, SCHEMAS)

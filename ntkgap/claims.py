@@ -1,0 +1,531 @@
+"""Claims as data: each experiment config declares its claims (id, statement,
+the paper's number, the statistic, the predictors compared and the decision
+rule); this module evaluates them from stored results with one verdict
+helper, so ``experiments/report.py`` and ``ntkgap show`` contain no rule.
+
+A claim in an experiment's TOML::
+
+    [[claim]]
+    id = "E2"
+    claim = "no kernel-network gap on band-limited targets"
+    paper = "no gap"
+    statistic = "mean_log_ratio"
+    predictors = ["ntk:fc:depth=2", "net:fc:depth=2"]
+    [claim.params]          # the statistic's inputs (which cells, eps, n, ...)
+    [claim.rule]            # the pre-registered decision rule
+    kind = "equivalence"
+    margin = 0.5
+
+Rules (``kind``): ``above`` / ``below`` a ``threshold`` (supported when the
+whole CI is on the claimed side, not supported when it is wholly on the
+other side, otherwise inconclusive); ``equivalence`` within +-``margin``
+(two-sided: supported when the CI lies inside, not supported when it lies
+wholly outside). ``deterministic = true`` decides on the value alone, for
+statistics with no sampling error (theory); otherwise a missing CI (fewer
+than ``scaling.MIN_SEEDS_FOR_CI`` seeds) gives "inconclusive".
+``min_depths = K`` asks for at least K resolved depths ("too few depths").
+
+Every evaluated claim is one JSON object with the fields ``id``, ``claim``,
+``paper``, ``predictors``, ``statistic``, ``value``, ``lo``, ``hi``,
+``seeds``, ``ci_method``, ``rule``, ``verdict`` and ``detail``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ntkgap import runner, scaling
+from ntkgap.errors import UsageError
+
+SUPPORTED, NOT_SUPPORTED = "supported", "not supported"
+INCONCLUSIVE, TOO_FEW_DEPTHS = "inconclusive at this profile's scale", "too few depths"
+VERDICTS = (SUPPORTED, NOT_SUPPORTED, INCONCLUSIVE, TOO_FEW_DEPTHS)
+RULE_KINDS = {"above": ("threshold",), "below": ("threshold",), "equivalence": ("margin",)}
+RULE_OPTIONS = {"deterministic", "min_depths"}
+CLAIM_KEYS = {"id", "claim", "paper", "statistic", "predictors", "params", "rule"}
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A declared claim (see the module docstring)."""
+
+    id: str
+    claim: str
+    paper: str
+    statistic: str
+    predictors: tuple
+    params: dict = field(default_factory=dict)
+    rule: dict = field(default_factory=dict)
+
+
+@dataclass
+class Measured:
+    """What a statistic returns: the number, its CI (or None with the
+    reason in ``detail``), how many seeds it rests on and how the CI was
+    made, the number of resolved depths where that matters, and the data
+    behind it (for the report and figures)."""
+
+    value: float | None
+    lo: float | None = None
+    hi: float | None = None
+    seeds: int | None = None
+    ci_method: str | None = None
+    detail: str = ""
+    depths: int | None = None
+    data: dict = field(default_factory=dict)
+
+
+STATISTICS: dict[str, Callable[[dict, str], Measured]] = {}
+
+
+def statistic(name):
+    """Register ``fn(params, experiment) -> Measured`` under ``name``."""
+
+    def deco(fn):
+        STATISTICS[name] = fn
+        return fn
+
+    return deco
+
+
+# ------------------------------------------------------------------ parsing
+def parse_claims(cfg: dict, where: str) -> list[Claim]:
+    """The ``[[claim]]`` tables of a config, validated (one-line errors)."""
+    raw = cfg.get("claim", [])
+    if not isinstance(raw, list):
+        raise UsageError(f"config {where}: 'claim' must be a list of [[claim]] tables")
+    out, seen = [], set()
+    for i, c in enumerate(raw):
+        tag = f"config {where}: claim {c.get('id', i)!r}" if isinstance(c, dict) else where
+        if not isinstance(c, dict):
+            raise UsageError(f"{tag}: each claim must be a table")
+        unknown = set(c) - CLAIM_KEYS
+        if unknown:
+            raise UsageError(
+                f"{tag}: unknown key '{sorted(unknown)[0]}' (allowed: {', '.join(sorted(CLAIM_KEYS))})"
+            )
+        for key in ("id", "claim", "statistic"):
+            if not isinstance(c.get(key), str) or not c[key]:
+                raise UsageError(f"{tag}: '{key}' must be a non-empty string")
+        if c["id"] in seen:
+            raise UsageError(f"{tag}: id given twice")
+        seen.add(c["id"])
+        if c["statistic"] not in STATISTICS:
+            raise UsageError(
+                f"{tag}: statistic '{c['statistic']}' is unknown "
+                f"(allowed: {', '.join(sorted(STATISTICS))})"
+            )
+        rule = c.get("rule", {})
+        _check_rule(rule, tag)
+        preds = c.get("predictors", [])
+        if not isinstance(preds, list) or not all(isinstance(p, str) for p in preds):
+            raise UsageError(f"{tag}: 'predictors' must be a list of spec strings")
+        out.append(
+            Claim(
+                c["id"],
+                c["claim"],
+                str(c.get("paper", "")),
+                c["statistic"],
+                tuple(preds),
+                dict(c.get("params", {})),
+                dict(rule),
+            )
+        )
+    return out
+
+
+def _check_rule(rule, tag):
+    if not isinstance(rule, dict) or rule.get("kind") not in RULE_KINDS:
+        raise UsageError(f"{tag}: rule.kind must be one of {', '.join(RULE_KINDS)}")
+    need = RULE_KINDS[rule["kind"]]
+    allowed = {"kind", *need, *RULE_OPTIONS}
+    unknown = set(rule) - allowed
+    if unknown:
+        raise UsageError(
+            f"{tag}: rule key '{sorted(unknown)[0]}' is unknown (allowed: {', '.join(sorted(allowed))})"
+        )
+    for key in need:
+        v = rule.get(key)
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
+            raise UsageError(f"{tag}: rule.{key} must be a number")
+
+
+# ------------------------------------------------------------------ verdict
+def rule_text(rule: dict) -> str:
+    """The decision rule in words, echoed in the report."""
+    k = rule["kind"]
+    ci = "the value" if rule.get("deterministic") else "the CI"
+    if k == "above":
+        t = rule["threshold"]
+        s = f"supported when {ci} lies above {t:g}, not supported when at or below {t:g}"
+    elif k == "below":
+        t = rule["threshold"]
+        s = f"supported when {ci} lies below {t:g}, not supported when at or above {t:g}"
+    else:
+        m = rule["margin"]
+        s = (
+            f"two-sided: supported when {ci} lies inside [-{m:g}, {m:g}], not supported "
+            f"when wholly outside"
+        )
+    s += ", otherwise inconclusive"
+    if rule.get("min_depths"):
+        s += f"; needs >= {rule['min_depths']} resolved depths"
+    if not rule.get("deterministic"):
+        s += f"; no CI (fewer than {scaling.MIN_SEEDS_FOR_CI} seeds) is inconclusive"
+    return s
+
+
+def decide(rule: dict, m: Measured) -> str:
+    """The one verdict helper: a rule and a measurement -> one of VERDICTS."""
+    if m.value is None or (isinstance(m.value, float) and not math.isfinite(m.value)):
+        return INCONCLUSIVE
+    if rule.get("min_depths") and (m.depths or 0) < rule["min_depths"]:
+        return TOO_FEW_DEPTHS
+    if rule.get("deterministic"):
+        lo = hi = m.value
+    elif m.lo is None or m.hi is None:
+        return INCONCLUSIVE
+    else:
+        lo, hi = m.lo, m.hi
+    k = rule["kind"]
+    if k == "above":
+        t = rule["threshold"]
+        return SUPPORTED if lo > t else NOT_SUPPORTED if hi <= t else INCONCLUSIVE
+    if k == "below":
+        t = rule["threshold"]
+        return SUPPORTED if hi < t else NOT_SUPPORTED if lo >= t else INCONCLUSIVE
+    mg = rule["margin"]
+    if -mg < lo and hi < mg:
+        return SUPPORTED
+    return NOT_SUPPORTED if lo >= mg or hi <= -mg else INCONCLUSIVE
+
+
+def evaluate(claim: Claim, experiment: str) -> dict:
+    """Evaluate one claim from the stored results of ``experiment``."""
+    m = STATISTICS[claim.statistic](claim.params, experiment)
+    return {
+        "id": claim.id,
+        "claim": claim.claim,
+        "paper": claim.paper,
+        "predictors": list(claim.predictors),
+        "statistic": claim.statistic,
+        "value": m.value,
+        "lo": m.lo,
+        "hi": m.hi,
+        "seeds": m.seeds,
+        "ci_method": m.ci_method,
+        "depths": m.depths,
+        "rule": dict(claim.rule, text=rule_text(claim.rule)),
+        "verdict": decide(claim.rule, m),
+        "detail": m.detail,
+        "data": m.data,
+    }
+
+
+def evaluate_config(path: str) -> list[dict]:
+    """Every claim of an experiment config, evaluated."""
+    cfg = runner.load_config(path)
+    return [evaluate(c, cfg["name"]) for c in parse_claims(cfg, path)]
+
+
+# ------------------------------------------------------- shared collectors
+def depth_of(target: str) -> int | None:
+    """The depth key ``L`` of a target spec (through the one spec parser)."""
+    from ntkgap.targets import parse_spec
+
+    return parse_spec(target).params.get("L")
+
+
+def param_of(target: str, key: str):
+    from ntkgap.targets import parse_spec
+
+    return parse_spec(target).params.get(key)
+
+
+def matches(spec: str, family: dict) -> bool:
+    """Whether a target spec has every key=value of ``family`` (and its name)."""
+    from ntkgap.targets import parse_spec
+
+    s = parse_spec(spec)
+    name = family.get("name")
+    if name and s.name != name:
+        return False
+    return all(s.params.get(k) == v for k, v in family.items() if k != "name")
+
+
+def nstar_by_depth(experiment: str, method: str, family: dict, arch_name: str, eps: float) -> dict:
+    """The one n*-vs-L collector: {L: search record} for the cells of
+    ``method`` (a search method) on targets of ``family`` with archs whose
+    spec starts with ``arch_name``, at ``eps``. Figures and report use it."""
+    out = {}
+    for cell, res in runner.results(experiment, method):
+        if not cell["arch"].startswith(arch_name) or not matches(cell["target"], family):
+            continue
+        if abs(cell["eps"] - eps) > 1e-12:
+            continue
+        out[depth_of(cell["target"])] = res
+    return dict(sorted(out.items()))
+
+
+def theory_nstar_by_depth(experiment: str, family: dict, arch_name: str, eps: float) -> dict:
+    """{L: {"n_star", "censored", "theory_valid"}} from eigenlearning cells."""
+    out = {}
+    for cell, res in runner.results(experiment, "theory"):
+        if not cell["arch"].startswith(arch_name) or not matches(cell["target"], family):
+            continue
+        v = res.get("n_star", {}).get(str(eps))
+        if v is not None:
+            out[depth_of(cell["target"])] = v
+    return dict(sorted(out.items()))
+
+
+def curves(experiment: str, method: str, key=("target", "arch")) -> dict:
+    """{(target, arch, ...): {n: {seed: relative test MSE}}} of the fixed-n
+    cells of ``method`` (``ntk``: one seed a cell; ``net``: a seed list)."""
+    out: dict = {}
+    for cell, res in runner.results(experiment, method):
+        k = tuple(cell.get(x) for x in key)
+        seeds = cell["seeds"] if "seeds" in cell else [cell.get("seed", 0)]
+        vals = res.get("test_mse_per_seed", [res.get("test_mse")])
+        out.setdefault(k, {}).setdefault(cell["n"], {}).update(zip(seeds, vals))
+    return {k: dict(sorted(v.items())) for k, v in out.items()}
+
+
+# --------------------------------------------------------------- statistics
+@statistic("decay_exponent")
+def _decay_exponent(p, exp):
+    """Circle eigenvalue decay exponent of each arch: a deterministic fit
+    (no sampling error); the spread over fitting windows is reported as what
+    it is, not as a CI. Value: the exponent farthest from ``expected``."""
+    windows = [tuple(w) for w in p.get("windows", [[8, 129], [16, 257], [32, 257], [8, 257]])]
+    rows = []
+    for cell, r in runner.results(exp, "eigen"):
+        if cell["domain"] != "circle":
+            continue
+        k, lam = np.array(r["k"], float), np.array(r["eigenvalue"], float)
+        fits = [np.polyfit(np.log(k[a:b]), np.log(lam[a:b]), 1)[0] for a, b in windows]
+        rows.append((cell["arch"], fits[-1], min(fits), max(fits)))
+    if not rows:
+        return Measured(None, detail="no circle eigenvalues stored")
+    expected = p.get("expected", -2.0)
+    worst = max(rows, key=lambda r: abs(r[1] - expected))
+    detail = "fitted exponents " + ", ".join(
+        f"{a}: {v:.3f} (windows {lo:.3f}..{hi:.3f})" for a, v, lo, hi in rows
+    )
+    return Measured(
+        abs(worst[1] - expected),
+        detail=detail + f"; value = largest |exponent - ({expected:g})|",
+        data={"archs": [r[0] for r in rows], "exponents": [r[1] for r in rows]},
+    )
+
+
+def _paired_log_ratio(exp, p):
+    """{target: (n list, seeds x n matrix of log10(ntk / net))} for the ntk
+    cells (one seed each) and net cells (a seed list) of the same target."""
+    ntk = curves(exp, "ntk")
+    net = curves(exp, "net")
+    out = {}
+    for (t, _a), c in ntk.items():
+        partner = [v for (tt, _), v in net.items() if tt == t]
+        if not partner:
+            continue
+        nc = partner[0]
+        ns = sorted(set(c) & set(nc))
+        if p.get("n"):
+            ns = [n for n in ns if n in p["n"]]
+        seeds = sorted(set.intersection(*[set(c[n]) & set(nc[n]) for n in ns])) if ns else []
+        if not seeds:
+            continue
+        mat = np.array(
+            [[math.log10(max(c[n][s], 1e-300) / max(nc[n][s], 1e-300)) for n in ns] for s in seeds]
+        )
+        out[t] = (ns, seeds, mat)
+    return out
+
+
+@statistic("mean_log_ratio")
+def _mean_log_ratio(p, exp):
+    """Mean over n (and targets) of log10(NTK error / net error), paired by
+    seed; CI by a seed-level percentile bootstrap (>= MIN_SEEDS_FOR_CI seeds).
+    The value is the worst target's (largest |mean|)."""
+    pairs = _paired_log_ratio(exp, p)
+    if not pairs:
+        return Measured(None, detail="no paired NTK and network cells stored")
+    per = {}
+    for t, (ns, seeds, mat) in pairs.items():
+        ci = scaling.bootstrap(lambda s: float(np.mean(s)), mat, seed=p.get("seed", 2))
+        per[t] = dict(ci, n=ns, seeds=len(seeds))
+    worst_t = max(per, key=lambda t: abs(per[t]["value"]))
+    w = per[worst_t]
+    detail = "; ".join(
+        f"{t}: {v['value']:.2f}"
+        + (f" [{v['lo']:.2f}, {v['hi']:.2f}]" if v["lo"] is not None else f" ({v['reason']})")
+        + f" (n={v['n'][0]}..{v['n'][-1]}, {v['seeds']} seeds)"
+        for t, v in per.items()
+    )
+    return Measured(
+        w["value"],
+        w["lo"],
+        w["hi"],
+        seeds=w["seeds"],
+        ci_method=w.get("method"),
+        detail="mean over n of log10(NTK error / net error): " + detail,
+        data={"per_target": per},
+    )
+
+
+@statistic("log_ratio_at_n")
+def _log_ratio_at_n(p, exp):
+    """log10(NTK error / net error) at the pre-registered n, mean over paired
+    seeds, seed-level bootstrap CI."""
+    n0 = p["n"]
+    pairs = _paired_log_ratio(exp, {"n": [n0]})
+    tgt = p.get("target")
+    pairs = {t: v for t, v in pairs.items() if tgt is None or t == tgt}
+    if not pairs:
+        return Measured(None, detail=f"no paired cells at n={n0}")
+    t, (ns, seeds, mat) = next(iter(pairs.items()))
+    ci = scaling.bootstrap(lambda s: float(np.mean(s)), mat, seed=p.get("seed", 4))
+    return Measured(
+        ci["value"],
+        ci["lo"],
+        ci["hi"],
+        seeds=len(seeds),
+        ci_method=ci.get("method"),
+        detail=f"{t} at the pre-registered n={n0}: log10(NTK / net) = {ci['value']:.2f}"
+        + (f" [{ci['lo']:.2f}, {ci['hi']:.2f}]" if ci["lo"] is not None else f" ({ci['reason']})"),
+    )
+
+
+@statistic("theory_growth")
+def _theory_growth(p, exp):
+    """Per-level growth factor of a theory quantity (eigenlearning n*(eps),
+    or the RKHS norm over the variance) over depth, from deterministic theory
+    cells: the geometric mean of the per-level ratios over the depths where
+    they have settled (the last ``settled`` levels); their spread is
+    reported as what it is, not as a CI."""
+    family, arch, key = p["family"], p["arch"], p.get("quantity", "n_star")
+    rows = {}
+    for cell, res in runner.results(exp, "theory"):
+        if not cell["arch"].startswith(arch) or not matches(cell["target"], family):
+            continue
+        if key == "n_star":
+            v = res.get("n_star", {}).get(str(p["eps"]))
+            if v and not v.get("censored"):
+                rows[depth_of(cell["target"])] = v["n_star"]
+        elif res.get(key) is not None:
+            rows[depth_of(cell["target"])] = res[key]
+    if len(rows) < 2:
+        return Measured(None, detail="fewer than two depths resolved", depths=len(rows))
+    L = sorted(rows)
+    vals = np.array([rows[x] for x in L], float)
+    ratios = vals[1:] / vals[:-1]
+    settled = int(p.get("settled", 3))
+    tail = ratios[-settled:]
+    value = float(np.exp(np.mean(np.log(tail))))
+    return Measured(
+        value,
+        depths=len(L),
+        detail=f"{key} for L={L[0]}..{L[-1]}: per-level ratios "
+        + ", ".join(f"{r:.2f}" for r in ratios)
+        + f"; value = geometric mean of the last {len(tail)} (L={L[-len(tail) - 1]}..{L[-1]}), "
+        f"spread {tail.min():.2f}..{tail.max():.2f} (deterministic theory: no CI)",
+        data={"L": L, "values": vals.tolist()},
+    )
+
+
+@statistic("nstar_ratio_growth")
+def _nstar_ratio_growth(p, exp):
+    """Q1/Q2 of the dichotomy: how the ratio n*(A) / n*(B) of two predictors
+    grows per level of depth. Each predictor is a search method over seeds
+    (median seed, censoring explicit) or ``theory`` (eigenlearning, used only
+    where ``theory_valid``). Per seed (when both sides are searches on the
+    same seeds) the log-ratio's slope over resolved depths; the value is the
+    median over seeds of exp(slope), with a distribution-free order-statistic
+    CI for the median (>= MIN_SEEDS_FOR_CI seeds)."""
+    eps, family = p["eps"], p["family"]
+    sides = []
+    for side in (p["a"], p["b"]):
+        method, arch = side.split(":", 1)
+        if method == "theory":
+            th = theory_nstar_by_depth(exp, family, arch, eps)
+            sides.append(
+                {
+                    L: {"n_star": v["n_star"], "censored": v.get("censored"), "per_seed": None}
+                    for L, v in th.items()
+                    if v.get("theory_valid", True) and not v.get("censored")
+                }
+            )
+        else:
+            recs = nstar_by_depth(exp, method, family, arch, eps)
+            sides.append(
+                {
+                    L: {
+                        "n_star": r["median"]["n_star"],
+                        "censored": r["median"].get("censored"),
+                        "per_seed": {s["seed"]: s for s in r["per_seed"]},
+                    }
+                    for L, r in recs.items()
+                }
+            )
+    a, b = sides
+    common = sorted(set(a) & set(b))
+    resolved = [L for L in common if not a[L]["censored"] and not b[L]["censored"]]
+    data = {
+        "L": common,
+        "a": [a[L]["n_star"] for L in common],
+        "b": [b[L]["n_star"] for L in common],
+        "a_censored": [a[L]["censored"] for L in common],
+        "b_censored": [b[L]["censored"] for L in common],
+    }
+    detail = (
+        f"n*({eps}) of {p['a']} / {p['b']} by depth: "
+        + ", ".join(
+            f"L={L}: {_fmt_n(a[L])} / {_fmt_n(b[L])}" for L in common
+        )
+        + f"; {len(resolved)} depth(s) resolved on both sides"
+    )
+    if len(resolved) < 2:
+        return Measured(None, depths=len(resolved), detail=detail, data=data)
+    logr = np.array([math.log(a[L]["n_star"] / b[L]["n_star"]) for L in resolved])
+    slope = float(np.polyfit(resolved, logr, 1)[0])
+    value = float(math.exp(slope))
+    lo = hi = None
+    seeds, method = None, None
+    pa, pb = [a[L]["per_seed"] for L in resolved], [b[L]["per_seed"] for L in resolved]
+    if all(x is not None for x in pa + pb):
+        common_seeds = sorted(set.intersection(*[set(x) for x in pa + pb]))
+        per_seed = []
+        for s in common_seeds:
+            rows = [(L, x[s], y[s]) for L, x, y in zip(resolved, pa, pb)]
+            if any(r[1].get("censored") or r[2].get("censored") for r in rows):
+                per_seed.append(math.nan)   # censored: sorted to the end by median_ci
+                continue
+            lr = [math.log(r[1]["n_star"] / r[2]["n_star"]) for r in rows]
+            per_seed.append(math.exp(float(np.polyfit([r[0] for r in rows], lr, 1)[0])))
+        ci = scaling.median_ci(per_seed)
+        seeds, lo, hi, method = len(common_seeds), ci["lo"], ci["hi"], ci["method"]
+        detail += "; per-seed growth factors: " + ", ".join(
+            "censored" if math.isnan(v) else f"{v:.2f}" for v in per_seed
+        )
+        if lo is None:
+            detail += f" (no CI: {ci['reason']})"
+    else:
+        detail += " (one side is deterministic theory: no seed-level CI)"
+    detail += f"; growth factor per level of the median ratio fit: {value:.2f}"
+    return Measured(
+        value, lo, hi, seeds=seeds, ci_method=method, depths=len(resolved), detail=detail,
+        data=data,
+    )
+
+
+def _fmt_n(side) -> str:
+    if side["censored"] == "right":
+        return f"> {side['n_star']:.0f}" if side["n_star"] else "not reached"
+    if side["censored"] == "left":
+        return f"<= {side['n_star']:.0f}"
+    return f"{side['n_star']:.0f}" if side["n_star"] is not None else "-"
