@@ -35,6 +35,8 @@ clipped to the bracket; the bracket's geometric mean is reported beside it.
 
 from __future__ import annotations
 
+import bisect
+import functools
 import math
 from dataclasses import dataclass, field, replace
 
@@ -58,6 +60,12 @@ class SearchState:
         width: evaluations per seed per step (>1 shortens the number of steps
             at the cost of more evaluations: points on a geometric ladder while
             bracketing, equally spaced in log n while bisecting).
+        on_grid: every n proposed lies on ``geometric_grid(n_min, n_max,
+            factor)``, the fixed grid of equal resolution: bisection runs on
+            grid indices and ends between neighbours, so on a monotone curve
+            the search returns exactly the fixed grid's bracket, and seeds in
+            the same bracket propose the same n (one batch). Off: n is any
+            integer (rounded geometric midpoints).
         evals: seed -> {n: error}, every evaluation made so far.
     """
 
@@ -69,6 +77,7 @@ class SearchState:
     growth: float = 4.0
     n_start: int | None = None
     width: int = 1
+    on_grid: bool = True
     evals: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
@@ -82,6 +91,7 @@ class SearchState:
             "growth": self.growth,
             "n_start": self.n_start,
             "width": self.width,
+            "on_grid": self.on_grid,
             "evals": {
                 str(s): {str(n): e for n, e in sorted(v.items())} for s, v in self.evals.items()
             },
@@ -100,6 +110,7 @@ class SearchState:
             growth=float(d["growth"]),
             n_start=None if d.get("n_start") is None else int(d["n_start"]),
             width=int(d.get("width", 1)),
+            on_grid=bool(d.get("on_grid", True)),
             evals=evals,
         )
 
@@ -114,6 +125,7 @@ def new_search(
     growth: float = 4.0,
     n_start: int | None = None,
     width: int = 1,
+    on_grid: bool = True,
 ) -> SearchState:
     """A fresh search, its settings checked.
 
@@ -126,6 +138,7 @@ def new_search(
             about log2(log 4 / log factor) bisections.
         n_start: first n evaluated (default n_min), e.g. a theory-based guess.
         width: evaluations per seed per step (>= 1).
+        on_grid: propose only points of the fixed grid (see ``SearchState``).
 
     Returns:
         a ``SearchState`` with no evaluations.
@@ -157,6 +170,7 @@ def new_search(
         growth=float(growth),
         n_start=None if n_start is None else int(n_start),
         width=int(width),
+        on_grid=bool(on_grid),
         evals={s: {} for s in seeds},
     )
 
@@ -186,6 +200,8 @@ def _status(state: SearchState, ev: dict) -> str | None:
 
 
 def _next_points(state: SearchState, ev: dict) -> list[int]:
+    if state.on_grid:
+        return _next_grid_points(state, ev)
     if not ev:
         return [state.n_start if state.n_start is not None else state.n_min]
     lo, hi = _bracket(state, ev)
@@ -199,6 +215,30 @@ def _next_points(state: SearchState, ev: dict) -> list[int]:
         pts = [round(math.exp(a + (b - a) * k / (w + 1))) for k in range(1, w + 1)]
         pts = [min(hi - 1, max(lo + 1, p)) for p in pts]
     return sorted({p for p in pts if p not in ev})
+
+
+def _next_grid_points(state: SearchState, ev: dict) -> list[int]:
+    grid = _grid(state.n_min, state.n_max, state.factor)
+    last = len(grid) - 1
+    w = state.width
+    # grid indices per bracketing step: growth expressed in grid steps
+    step = max(1, round(math.log(state.growth) / math.log(state.factor)))
+    if not ev:
+        n0 = state.n_start if state.n_start is not None else state.n_min
+        return [min(grid, key=lambda g: abs(math.log(g / n0)))]
+    lo, hi = _bracket(state, ev)
+    if hi is None:
+        i = bisect.bisect_right(grid, lo) - 1  # largest grid point <= lo
+        idx = [min(last, i + k * step) for k in range(1, w + 1)]
+    elif lo is None:
+        i = bisect.bisect_left(grid, hi)  # smallest grid point >= hi
+        idx = [max(0, i - k * step) for k in range(1, w + 1)]
+    else:
+        a, b = bisect.bisect_right(grid, lo) - 1, bisect.bisect_left(grid, hi)
+        if b - a < 2:  # no grid point strictly inside: bisect off the grid
+            return _next_points(replace(state, on_grid=False), ev)
+        idx = [min(b - 1, max(a + 1, a + round(k * (b - a) / (w + 1)))) for k in range(1, w + 1)]
+    return sorted({grid[i] for i in idx if grid[i] not in ev})
 
 
 def propose(state: SearchState) -> list[tuple[int, int]]:
@@ -292,7 +332,7 @@ def seed_result(state: SearchState, seed: int) -> dict:
         y0, y1 = math.log(max(el, 1e-300)), math.log(max(eh, 1e-300))
         t = (math.log(state.eps) - y0) / (y1 - y0) if y1 != y0 and math.isfinite(y0) else 1.0
         t = min(1.0, max(0.0, t))
-        out["n_star"] = math.exp(x0 + t * (x1 - x0))
+        out["n_star"] = min(hi, max(lo, math.exp(x0 + t * (x1 - x0))))
         out["n_star_geo"] = math.sqrt(lo * hi)
     elif status == LEFT:
         out["bound"] = state.n_min
@@ -343,6 +383,11 @@ def run_search(evaluate, seeds, eps, n_min, n_max, **settings) -> dict:
         "steps": steps,
         "state": state,
     }
+
+
+@functools.lru_cache(maxsize=64)
+def _grid(n_min: int, n_max: int, factor: float) -> tuple:
+    return tuple(geometric_grid(n_min, n_max, factor))
 
 
 def geometric_grid(n_min: int, n_max: int, factor: float = 1.25) -> list[int]:

@@ -25,11 +25,12 @@ def _check_bracket(r, state, truth):
     assert lo <= r["n_star"] <= hi
 
 
+@pytest.mark.parametrize("on_grid", [True, False])
 @pytest.mark.parametrize("b", [0.5, 1.0, 2.0])
-def test_recovers_planted_n_star_on_power_laws(b):
+def test_recovers_planted_n_star_on_power_laws(b, on_grid):
     eps = 0.1
     n0 = {s: v for s, v in enumerate(np.geomspace(10, 30_000, 30) * eps ** (1 / b))}
-    out = search.run_search(_power(n0, b), list(n0), eps, 8, 100_000)
+    out = search.run_search(_power(n0, b), list(n0), eps, 8, 100_000, on_grid=on_grid)
     for r in out["seeds"]:
         truth = n0[r["seed"]] * eps ** (-1 / b)  # = geomspace value
         _check_bracket(r, out["state"], truth)
@@ -37,16 +38,20 @@ def test_recovers_planted_n_star_on_power_laws(b):
         assert r["n_star"] == pytest.approx(truth, rel=1e-9)
 
 
+@pytest.mark.parametrize("on_grid", [True, False])
 @pytest.mark.parametrize("n0", [9, 10, 37, 64, 65, 500, 4097, 77_777])
-def test_recovers_a_step_curve(n0):
+def test_recovers_a_step_curve(n0, on_grid):
     # err = 1 below n0, 0.01 from n0 on: n* = n0 exactly
-    out = search.run_search(lambda b: [1.0 if n < n0 else 0.01 for _, n in b], [0], 0.1, 8, 10**5)
+    out = search.run_search(
+        lambda b: [1.0 if n < n0 else 0.01 for _, n in b], [0], 0.1, 8, 10**5, on_grid=on_grid
+    )
     _check_bracket(out["seeds"][0], out["state"], n0)
 
 
-def test_censoring_left_and_right_in_one_search():
+@pytest.mark.parametrize("on_grid", [True, False])
+def test_censoring_left_and_right_in_one_search(on_grid):
     n0 = {0: 2.0, 1: 300.0, 2: 1e6}  # n* = 20, 3000, 1e7 with eps = 0.1, b = 1
-    out = search.run_search(_power(n0, 1.0), [0, 1, 2], 0.1, 20, 50_000)
+    out = search.run_search(_power(n0, 1.0), [0, 1, 2], 0.1, 20, 50_000, on_grid=on_grid)
     by = {r["seed"]: r for r in out["seeds"]}
     assert by[0]["status"] == "left" and by[0]["bound"] == 20 and by[0]["n_star"] is None
     assert by[0]["evaluations"] == 1  # n_min already passes: nothing else to learn
@@ -55,7 +60,8 @@ def test_censoring_left_and_right_in_one_search():
     _check_bracket(by[1], out["state"], 3000.0)
 
 
-def test_never_repeats_an_evaluation_and_update_refuses_repeats():
+@pytest.mark.parametrize("on_grid", [True, False])
+def test_never_repeats_an_evaluation_and_update_refuses_repeats(on_grid):
     seen = []
     rng = np.random.default_rng(0)
     noise = {}
@@ -68,7 +74,7 @@ def test_never_repeats_an_evaluation_and_update_refuses_repeats():
             out.append(min(1.0, 500.0 * (s + 1) / n) * noise[(s, n)])
         return out
 
-    out = search.run_search(noisy, range(8), 0.05, 4, 10**6, width=2)
+    out = search.run_search(noisy, range(8), 0.05, 4, 10**6, width=2, on_grid=on_grid)
     assert len(seen) == len(set(seen)) == out["evaluations"]
     assert all(float(n).is_integer() and 4 <= n <= 10**6 for _, n in seen)
     state = out["state"]
@@ -83,9 +89,10 @@ def test_never_repeats_an_evaluation_and_update_refuses_repeats():
         search.update(state, {(s, n): 0.5})
 
 
-def test_far_fewer_evaluations_than_a_fixed_grid_of_equal_resolution():
+@pytest.mark.parametrize("on_grid", [True, False])
+def test_far_fewer_evaluations_than_a_fixed_grid_of_equal_resolution(on_grid):
     n0 = {s: v for s, v in enumerate(np.geomspace(2, 5000, 40))}
-    out = search.run_search(_power(n0, 1.0), list(n0), 0.1, 8, 65_536)
+    out = search.run_search(_power(n0, 1.0), list(n0), 0.1, 8, 65_536, on_grid=on_grid)
     grid = search.geometric_grid(8, 65_536, 1.25)
     # the grid has the same resolution: consecutive ratios <= 1.25
     assert all(b / a <= 1.25 for a, b in zip(grid, grid[1:]))
@@ -119,17 +126,19 @@ def test_bracketing_steps_share_one_n_across_seeds():
     assert search.finished(state) is False
 
 
-def test_starts_from_a_guess_and_brackets_down():
+@pytest.mark.parametrize("on_grid", [True, False])
+def test_starts_from_a_guess_and_brackets_down(on_grid):
     n0 = {0: 30.0}  # n* = 300
-    out = search.run_search(_power(n0, 1.0), [0], 0.1, 8, 10**5, n_start=20_000)
+    out = search.run_search(_power(n0, 1.0), [0], 0.1, 8, 10**5, n_start=20_000, on_grid=on_grid)
     _check_bracket(out["seeds"][0], out["state"], 300.0)
     assert min(out["state"].evals[0]) < 300
 
 
-def test_wider_steps_take_fewer_steps_with_the_same_guarantee():
+@pytest.mark.parametrize("on_grid", [True, False])
+def test_wider_steps_take_fewer_steps_with_the_same_guarantee(on_grid):
     n0 = {s: v for s, v in enumerate(np.geomspace(2, 5000, 12))}
-    one = search.run_search(_power(n0, 1.0), list(n0), 0.1, 8, 10**5)
-    three = search.run_search(_power(n0, 1.0), list(n0), 0.1, 8, 10**5, width=3)
+    one = search.run_search(_power(n0, 1.0), list(n0), 0.1, 8, 10**5, on_grid=on_grid)
+    three = search.run_search(_power(n0, 1.0), list(n0), 0.1, 8, 10**5, width=3, on_grid=on_grid)
     assert three["steps"] < one["steps"]
     for r in three["seeds"]:
         _check_bracket(r, three["state"], n0[r["seed"]] * 10)
@@ -152,3 +161,21 @@ def test_bad_settings_are_one_line_usage_errors(kw, field):
     args = {"seeds": [0], "eps": 0.1, "n_min": 8, "n_max": 1000} | kw
     with pytest.raises(UsageError, match=field):
         search.new_search(**args)
+
+
+def test_on_grid_search_returns_the_fixed_grids_bracket():
+    # on a monotone curve the grid search evaluates only grid points and ends
+    # on the same bracket as evaluating the whole grid: equal resolution
+    grid = search.geometric_grid(8, 65_536, 1.25)
+    n0 = {s: v for s, v in enumerate(np.geomspace(1, 6000, 25))}
+    out = search.run_search(_power(n0, 0.7), list(n0), 0.1, 8, 65_536)
+    for r in out["seeds"]:
+        assert set(out["state"].evals[r["seed"]]) <= set(grid)
+        errs = [(n0[r["seed"]] / n) ** 0.7 for n in grid]
+        first = next((i for i, e in enumerate(errs) if e <= 0.1), None)
+        if first is None:
+            assert r["status"] == "right"
+        elif first == 0:
+            assert r["status"] == "left"
+        else:
+            assert (r["lo"], r["hi"]) == (grid[first - 1], grid[first])
