@@ -221,9 +221,9 @@ def median_censored(items, *, level: float = 0.95, min_seeds: int = MIN_SEEDS_FO
         status = "resolved"
     elif med_lo == 0 and math.isfinite(med_hi):
         status = "left"
-    elif med_hi == math.inf and 0 < med_lo < math.inf:
+    elif med_hi == math.inf and med_lo > 0:
         status = "right"
-    elif med_lo == 0 or med_lo == math.inf:
+    elif med_lo == 0:
         status = "undetermined"
     else:
         status = "interval"

@@ -136,7 +136,8 @@ def new_search(
         factor: resolution: stop when hi / lo <= factor (> 1).
         growth: bracketing step factor (> 1); 4 brackets fast and then needs
             about log2(log 4 / log factor) bisections.
-        n_start: first n evaluated (default n_min), e.g. a theory-based guess.
+        n_start: first n evaluated (default n_min), e.g. a theory-based guess
+            (with ``on_grid``, the grid point nearest to it in log n).
         width: evaluations per seed per step (>= 1).
         on_grid: propose only points of the fixed grid (see ``SearchState``).
 

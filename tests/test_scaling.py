@@ -249,3 +249,10 @@ def test_growth_factor_per_level_from_planted_seeds():
     assert g["overall"]["value"] == pytest.approx(3.0) and not g["overall"]["hi_censored"]
     assert g["overall"]["hi"] == pytest.approx(3.0) and g["overall"]["censored"]["right"] == 1
     assert g["steps"][-1]["censored"]["right"] == 1
+
+
+def test_median_of_mostly_unbounded_right_censored_values_is_right_censored():
+    med = scaling.median_n_star([10.0, math.inf, math.inf])
+    assert med["status"] == "right" and med["value"] is None and med["bound_lo"] is None
+    med = scaling.median_n_star([{"status": "left", "bound": 8}, math.inf])
+    assert med["status"] == "undetermined" and med["value"] is None
