@@ -106,7 +106,8 @@ def parse_claims(cfg: dict, where: str) -> list[Claim]:
         unknown = set(c) - CLAIM_KEYS
         if unknown:
             raise UsageError(
-                f"{tag}: unknown key '{sorted(unknown)[0]}' (allowed: {', '.join(sorted(CLAIM_KEYS))})"
+                f"{tag}: unknown key '{sorted(unknown)[0]}' "
+                f"(allowed: {', '.join(sorted(CLAIM_KEYS))})"
             )
         for key in ("id", "claim", "statistic"):
             if not isinstance(c.get(key), str) or not c[key]:
@@ -146,7 +147,8 @@ def _check_rule(rule, tag):
     unknown = set(rule) - allowed
     if unknown:
         raise UsageError(
-            f"{tag}: rule key '{sorted(unknown)[0]}' is unknown (allowed: {', '.join(sorted(allowed))})"
+            f"{tag}: rule key '{sorted(unknown)[0]}' is unknown "
+            f"(allowed: {', '.join(sorted(allowed))})"
         )
     for key in need:
         v = rule.get(key)
@@ -357,7 +359,7 @@ def _mean_log_ratio(p, exp):
         return Measured(None, detail="no paired NTK and network cells stored")
     per = {}
     for t, (ns, seeds, mat) in pairs.items():
-        ci = scaling.bootstrap(lambda s: float(np.mean(s)), mat, seed=p.get("seed", 2))
+        ci = scaling.seed_bootstrap(lambda s: float(np.mean(s)), mat, seed=p.get("seed", 2))
         per[t] = dict(ci, n=ns, seeds=len(seeds))
     worst_t = max(per, key=lambda t: abs(per[t]["value"]))
     w = per[worst_t]
@@ -389,7 +391,7 @@ def _log_ratio_at_n(p, exp):
     if not pairs:
         return Measured(None, detail=f"no paired cells at n={n0}")
     t, (ns, seeds, mat) = next(iter(pairs.items()))
-    ci = scaling.bootstrap(lambda s: float(np.mean(s)), mat, seed=p.get("seed", 4))
+    ci = scaling.seed_bootstrap(lambda s: float(np.mean(s)), mat, seed=p.get("seed", 4))
     return Measured(
         ci["value"],
         ci["lo"],
@@ -484,9 +486,7 @@ def _nstar_ratio_growth(p, exp):
     }
     detail = (
         f"n*({eps}) of {p['a']} / {p['b']} by depth: "
-        + ", ".join(
-            f"L={L}: {_fmt_n(a[L])} / {_fmt_n(b[L])}" for L in common
-        )
+        + ", ".join(f"L={L}: {_fmt_n(a[L])} / {_fmt_n(b[L])}" for L in common)
         + f"; {len(resolved)} depth(s) resolved on both sides"
     )
     if len(resolved) < 2:
@@ -503,22 +503,30 @@ def _nstar_ratio_growth(p, exp):
         for s in common_seeds:
             rows = [(L, x[s], y[s]) for L, x, y in zip(resolved, pa, pb)]
             if any(r[1].get("censored") or r[2].get("censored") for r in rows):
-                per_seed.append(math.nan)   # censored: sorted to the end by median_ci
+                per_seed.append((0.0, math.inf))  # a censored seed: its factor is unknown
                 continue
             lr = [math.log(r[1]["n_star"] / r[2]["n_star"]) for r in rows]
             per_seed.append(math.exp(float(np.polyfit([r[0] for r in rows], lr, 1)[0])))
-        ci = scaling.median_ci(per_seed)
+        ci = scaling.median_censored(per_seed)
         seeds, lo, hi, method = len(common_seeds), ci["lo"], ci["hi"], ci["method"]
         detail += "; per-seed growth factors: " + ", ".join(
-            "censored" if math.isnan(v) else f"{v:.2f}" for v in per_seed
+            "censored" if isinstance(v, tuple) else f"{v:.2f}" for v in per_seed
         )
-        if lo is None:
+        if ci["reason"]:
             detail += f" (no CI: {ci['reason']})"
+        elif lo is None or hi is None:
+            detail += " (CI end censored)"
     else:
         detail += " (one side is deterministic theory: no seed-level CI)"
     detail += f"; growth factor per level of the median ratio fit: {value:.2f}"
     return Measured(
-        value, lo, hi, seeds=seeds, ci_method=method, depths=len(resolved), detail=detail,
+        value,
+        lo,
+        hi,
+        seeds=seeds,
+        ci_method=method,
+        depths=len(resolved),
+        detail=detail,
         data=data,
     )
 

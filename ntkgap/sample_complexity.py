@@ -1,0 +1,185 @@
+"""Empirical sample complexity n*(eps) of a predictor (NTK regression or a
+trained network) by the adaptive search of :mod:`ntkgap.search`, run
+through stored cells: every (seed, n) evaluation is an ordinary ``ntk`` or
+``net`` cell of one seed, stored like any other, so a search killed in the
+middle loses no finished evaluation and a rerun continues where it stopped.
+
+Seeds that a search step sends to the same n are trained together (one
+vmapped call); a seed's numbers do not depend on which seeds it shares a
+call with (``ntkgap.training``), so storing each seed's numbers under its
+own one-seed cell is exact.
+
+A ``net_search`` cell may list several learning rates (``lr = [...]``): they
+are compared first, on the validation split, at ``sweep_n`` samples
+(default: the geometric mean of n_min and n_max, on the search grid), and
+the rate with the lowest median validation error over seeds is used for the
+whole search (recorded as ``lr_chosen`` with the sweep's numbers).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ntkgap import scaling, search
+
+# keys of a search cell that are not keys of its evaluation cells
+SEARCH_KEYS = ("method", "eps", "seeds", "n_min", "n_max", "resolution", "sweep_n")
+
+
+class Store:
+    """Where evaluation cells live: ``load(cell) -> result | None`` and
+    ``save(cell, result)`` (the runner binds them to an experiment)."""
+
+    def __init__(self, load, save):
+        self.load, self.save = load, save
+
+
+def evaluation_cell(cell: dict, n: int, seed: int, lr=None) -> dict:
+    """The one-seed ``ntk``/``net`` cell of a search cell at (n, seed)."""
+    base = {k: v for k, v in cell.items() if k not in SEARCH_KEYS}
+    if cell["method"] == "ntk_search":
+        return dict(base, method="ntk", n=int(n), seed=int(seed))
+    out = dict(base, method="net", n=int(n), seeds=[int(seed)])
+    if lr is not None:
+        out["lr"] = lr
+    return out
+
+
+def _seed_slice(result: dict, i: int) -> dict:
+    """One seed's numbers out of a multi-seed training result."""
+    S = len(result["seeds"])
+    out = {}
+    for k, v in result.items():
+        if isinstance(v, list) and len(v) == S and k != "loss_curve":
+            out[k] = [v[i]]
+        elif k == "loss_curve":
+            out[k] = [
+                {
+                    kk: ([vv[i]] if isinstance(vv, list) and len(vv) == S else vv)
+                    for kk, vv in row.items()
+                }
+                for row in v
+            ]
+        else:
+            out[k] = v
+    per = out.get("test_mse_per_seed", [result.get("test_mse")])
+    out["test_mse"] = per[0]
+    out.pop("test_mse_std", None)
+    return out
+
+
+def _evaluate(cell, store, run_cell, pairs, lr=None) -> dict:
+    """{(seed, n): result} for the given pairs, from the store or computed."""
+    out, todo = {}, {}
+    for seed, n in pairs:
+        sub = evaluation_cell(cell, n, seed, lr)
+        r = store.load(sub)
+        if r is None:
+            todo.setdefault(n, []).append(seed)
+        else:
+            out[(seed, n)] = r
+    for n, seeds in todo.items():
+        if cell["method"] == "ntk_search":
+            for s in seeds:
+                sub = evaluation_cell(cell, n, s, lr)
+                r = run_cell(sub)
+                store.save(sub, r)
+                out[(s, n)] = r
+        else:
+            joint = dict(evaluation_cell(cell, n, seeds[0], lr), seeds=list(seeds))
+            r = run_cell(joint)
+            for i, s in enumerate(seeds):
+                one = _seed_slice(r, i)
+                store.save(evaluation_cell(cell, n, s, lr), one)
+                out[(s, n)] = one
+    return out
+
+
+def _error(r) -> float:
+    v = r.get("test_mse")
+    return math.nan if v is None or r.get("diverged") else float(v)
+
+
+def _best_val(r) -> float:
+    vals = [row["val_mse"][0] for row in r.get("loss_curve", []) if row.get("val_mse")]
+    vals = [v for v in vals if v is not None and math.isfinite(v)]
+    return min(vals) if vals else math.inf
+
+
+def _sweep(cell, store, run_cell):
+    """Pick the learning rate on the validation split (see module doc)."""
+    grid = search.geometric_grid(cell["n_min"], cell["n_max"], cell.get("resolution", 1.25))
+    n0 = cell.get("sweep_n") or grid[len(grid) // 2]
+    table = {}
+    for lr in cell["lr"]:
+        res = _evaluate(cell, store, run_cell, [(s, n0) for s in cell["seeds"]], lr=lr)
+        table[lr] = float(np.median([_best_val(r) for r in res.values()]))
+    best = min(table, key=lambda k: (table[k], k))
+    return best, {"n": int(n0), "median_best_val_mse": {repr(k): v for k, v in table.items()}}
+
+
+def run(cell: dict, store: Store, run_cell) -> dict:
+    """Run (or resume) the search of an ``ntk_search``/``net_search`` cell.
+
+    Args:
+        cell: the search cell (target, arch, eps, seeds, n_min, n_max,
+            resolution, and the evaluation method's own keys).
+        store: where evaluation cells are loaded from and saved to.
+        run_cell: computes one evaluation cell (the runner's).
+
+    Returns:
+        dict with ``per_seed`` (each seed's bracket, n* and censoring),
+        ``median`` (n* of the median seed with its order-statistic CI, from
+        ``scaling.median_censored``), ``evaluations`` (every (seed, n, error,
+        overlap)), ``lr_chosen`` and ``lr_sweep`` for networks.
+    """
+    lr = None
+    sweep = None
+    if cell["method"] == "net_search" and isinstance(cell.get("lr"), list):
+        lr, sweep = _sweep(cell, store, run_cell)
+    state = search.new_search(
+        cell["seeds"],
+        cell["eps"],
+        cell["n_min"],
+        cell["n_max"],
+        factor=cell.get("resolution", 1.25),
+    )
+    seen = []
+    while not search.finished(state):
+        pairs = search.propose(state)
+        res = _evaluate(cell, store, run_cell, pairs, lr=lr)
+        state = search.update(state, {k: _error(r) for k, r in res.items()})
+        seen += [
+            {"seed": s, "n": n, "test_mse": _error(r), "overlap": r.get("overlap")}
+            for (s, n), r in res.items()
+        ]
+    per_seed = search.result(state)
+    med = scaling.median_censored(per_seed)
+    median = {
+        "n_star": med["value"]
+        if med["status"] == "resolved"
+        else (med["bound_lo"] if med["status"] == "right" else med["bound_hi"]),
+        "censored": None if med["status"] == "resolved" else med["status"],
+        "lo": med["lo"],
+        "hi": med["hi"],
+        "method": med["method"],
+        "reason": med["reason"],
+        "seeds": med["seeds"],
+    }
+    overlaps = [e["overlap"] for e in seen if e["overlap"] is not None]
+    out = {
+        "eps": cell["eps"],
+        "per_seed": [
+            dict(r, censored=None if r["status"] == search.RESOLVED else r["status"])
+            for r in per_seed
+        ],
+        "median": median,
+        "evaluations": sorted(seen, key=lambda e: (e["seed"], e["n"])),
+        "trainings": len(seen),
+        "overlap_max": max(overlaps) if overlaps else None,
+    }
+    if sweep is not None:
+        out.update(lr_chosen=lr, lr_sweep=sweep)
+    return out
