@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ntkgap.errors import SpecError
 from ntkgap.specs import Field, Schema, describe, parse
-from ntkgap.targets import boolean, circle
+from ntkgap.targets import boolean, circle, rhm
 
 _FILE = {
     "file": Schema(
@@ -25,8 +25,8 @@ _FILE = {
         "(see ntkgap.targets.dag; {L} in PATH: a depth family)",
     )
 }
-SCHEMAS = {**circle.SCHEMAS, **boolean.SCHEMAS, **_FILE}
-_BUILDERS = {**circle.BUILDERS, **boolean.BUILDERS}
+SCHEMAS = {**circle.SCHEMAS, **boolean.SCHEMAS, **rhm.SCHEMAS, **_FILE}
+_BUILDERS = {**circle.BUILDERS, **boolean.BUILDERS, **rhm.BUILDERS}
 
 
 def parse_target(text: str):
