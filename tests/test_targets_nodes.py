@@ -129,3 +129,17 @@ def test_layered_seeds_differ_and_errors():
     assert not np.array_equal(a, b)
     with pytest.raises(SpecError, match="exceeds d=8"):
         parse_target("layered:d=8,L=4,fan_in=2")
+
+
+def test_circle_moments_against_a_fine_grid():
+    theta = np.linspace(0, 2 * np.pi, 2**20, endpoint=False) + 1e-7
+    for spec in ("sawtooth:L=3", "bandlimited:K=5,seed=2"):
+        t = parse_target(spec)
+        m = t.moments()
+        y = t(theta)
+        c = y - y.mean()
+        assert m["mean"] == pytest.approx(y.mean(), abs=1e-6)
+        assert m["variance"] == pytest.approx(np.mean(c**2), rel=1e-5)
+        assert m["fourth_moment"] == pytest.approx(np.mean(c**4), rel=1e-5)
+        assert m["kurtosis"] == pytest.approx(np.mean(c**4) / np.mean(c**2) ** 2, rel=1e-5)
+        assert m["max_abs"] == pytest.approx(np.max(np.abs(y)), rel=1e-3)

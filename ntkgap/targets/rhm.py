@@ -51,7 +51,9 @@ from ntkgap.specs import Field, Schema
 
 MAX_ENUMERATE = 1 << 22
 # entries of the (2^P, n_valid) array of the exact Efron-Stein decomposition
-MAX_EFRON_STEIN = 1 << 25
+MAX_EFRON_STEIN = 1 << 24
+# strings in the exact projection profile (n x n eigendecompositions)
+MAX_PROJECTION = 4096
 
 
 def _check(p):
@@ -320,6 +322,11 @@ class RHM:
 
 @functools.lru_cache(maxsize=16)
 def _efron_stein_cached(key, target):
+    if target.n_valid > MAX_PROJECTION:
+        raise UsageError(
+            f"target '{key}': the exact degree profile needs at most {MAX_PROJECTION} "
+            f"valid strings, this grammar has {target.n_valid}"
+        )
     x, y = target.enumerate()
     return efron_stein(x, y, target.v)
 
@@ -339,6 +346,7 @@ def efron_stein(x, y, v: int) -> dict:
     x = np.asarray(x, dtype=np.int64)
     y = np.asarray(y, dtype=np.float64)
     n, P = x.shape
+    weight = projection_profile(x, y)  # refuses early when too large
     if (1 << P) * n > MAX_EFRON_STEIN:
         raise UsageError(
             f"exact Efron-Stein decomposition over {P} positions and {n} strings needs "
@@ -364,7 +372,7 @@ def efron_stein(x, y, v: int) -> dict:
     deg = np.array([bin(S).count("1") for S in range(1 << P)])
     return {
         "degree": list(range(P + 1)),
-        "weight": projection_profile(x, y).tolist(),
+        "weight": weight.tolist(),
         "weight_es_squared": np.bincount(deg, weights=sq, minlength=P + 1).tolist(),
         "weight_es_covariance": np.bincount(deg, weights=cov, minlength=P + 1).tolist(),
         "variance": float(np.mean(centred**2)),
@@ -386,7 +394,12 @@ def projection_profile(x, y) -> np.ndarray:
     x = np.asarray(x)
     y = np.asarray(y, dtype=np.float64)
     n, P = x.shape
-    agree = np.zeros((n, n), dtype=np.int64)
+    if n > MAX_PROJECTION:
+        raise UsageError(
+            f"exact degree profile over {n} valid strings needs {n} x {n} "
+            f"eigendecompositions (allowed: <= {MAX_PROJECTION} strings)"
+        )
+    agree = np.zeros((n, n), dtype=np.int16)
     for j in range(P):
         agree += x[:, j, None] == x[None, :, j]
     binom = np.array([[comb(a, k) for k in range(P + 1)] for a in range(P + 1)], float)
