@@ -2,6 +2,7 @@
 degree profile against brute-force references on tiny grammars."""
 
 import itertools
+import json
 
 import numpy as np
 import pytest
@@ -194,3 +195,14 @@ def test_spectrum_report_fields():
     assert rep["positions"] == 4 and len(rep["weight"]) == 5
     assert rep["moments"]["kurtosis"] == 1.0
     assert rep["complexity"]["dominant"] == rep["dominant_degree"]
+
+
+def test_spectrum_reports_or_refuses_with_one_line(cli):
+    # until `spectrum` reads RHM.spectrum_report, the FWHT path refuses cleanly
+    r = cli("spectrum", "--target", "rhm:v=3,n_c=2,m=2,s=2,L=2", "--json")
+    assert "Traceback" not in r.stderr
+    if r.returncode == 0:
+        rep = json.loads(r.stdout)
+        assert sum(rep["weight"]) == pytest.approx(1.0)
+    else:
+        assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1

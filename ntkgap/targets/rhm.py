@@ -161,9 +161,21 @@ class RHM:
             order = np.argsort(codes)
             self._parse.append((codes[order], (order // self.m).astype(np.int64)))
 
+    # exact: the two classes have equally many valid strings
+    mean = 0.0
+    variance = 1.0
+
     @property
     def domain(self):
         return RHMDomain(self)
+
+    @property
+    def support(self):
+        # hypercube-only code paths (the FWHT) stop here with one line
+        raise UsageError(
+            f"target '{self.spec}' is a token-string target, not a hypercube one: "
+            "its degree profile is over token positions (RHM.spectrum_report)"
+        )
 
     # ------------------------------------------------------------ sampling
     def _expand(self, classes, choices):
