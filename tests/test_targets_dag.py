@@ -212,3 +212,11 @@ def test_missing_file_gives_one_line(cli):
     assert r.returncode == 2 and r.stderr.strip() == (
         "ntkgap: error: target 'file': tests/data/dags/nope.toml: no such file"
     )
+
+
+def test_content_hash_follows_the_file(tmp_path):
+    text = 'domain = "hypercube:d=2"\n[[node]]\nname = "a"\ninputs = [0, 1]\nfn = "%s"\n'
+    path = _write(tmp_path, text % "and")
+    h1 = parse_target(f"file:{path}").content_hash
+    _write(tmp_path, text % "or")
+    assert parse_target(f"file:{path}").content_hash != h1

@@ -50,11 +50,18 @@ def moments_of(y, *, exact: bool, weights=None) -> dict:
     """Mean, variance, central fourth moment, kurtosis and max |y| of values
     ``y`` (equally weighted unless ``weights``, which sum to 1)."""
     y = np.asarray(y, dtype=np.float64)
-    w = np.full(y.size, 1.0 / y.size) if weights is None else np.asarray(weights, np.float64)
-    mean = float(np.dot(w, y))
-    c2 = (y - mean) ** 2
-    var = float(np.dot(w, c2))
-    m4 = float(np.dot(w, c2**2))
+    if weights is None:
+        mean = float(np.mean(y))
+        c2 = (y - mean) ** 2
+        var = float(np.mean(c2))
+        c2 **= 2
+        m4 = float(np.mean(c2))
+    else:
+        w = np.asarray(weights, np.float64)
+        mean = float(np.dot(w, y))
+        c2 = (y - mean) ** 2
+        var = float(np.dot(w, c2))
+        m4 = float(np.dot(w, c2**2))
     tiny = 1e-24 * max(1.0, mean**2)
     return {
         "mean": mean,

@@ -47,6 +47,7 @@ expanded by :func:`ntkgap.targets.with_depth` before parsing.
 from __future__ import annotations
 
 import ast
+import hashlib
 import math
 import os
 import re
@@ -334,6 +335,10 @@ class DagTarget(HypercubeTarget):
         path = spec["path"]
         d, self.nodes = load(path)
         self._d = d
+        with open(path, "rb") as fh:
+            # the spec names the file, not its content: caches keyed on results
+            # of this target should include this hash
+            self.content_hash = hashlib.sha256(fh.read()).hexdigest()
         coords = sorted({j for n in self.nodes for kind, j in n.inputs if kind == "x"})
         self.support = tuple(coords)
         self._pos = {c: i for i, c in enumerate(coords)}
