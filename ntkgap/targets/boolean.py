@@ -5,7 +5,16 @@ all inputs are -1, majority is the sign of the sum (odd arity), parity is
 the product. ``linear-plus`` is g(u_1..u_a) = (sum u + prod u)/sqrt(a + 1):
 for a = 2 the (u + v + uv)/sqrt 3 of the issue; mean 0 and unit variance
 whenever its inputs are independent with mean 0 and unit variance, so every
-level of a linear-plus tree has unit variance.
+level of a linear-plus tree has unit variance (but its tails grow without
+bound: max |f| ~ 102 at arity 2, L = 4).
+
+``tanh`` is the bounded real-valued node: g_l(u) = tanh(sum_i u_i / sqrt(a))
+/ c_l at level l (leaves are level 0). It is odd, so with symmetric
+independent children every node is symmetric and has mean 0 exactly; c_l is
+the exact root mean square of tanh(sum u / sqrt a) under the exact law of
+level l - 1 (a finite distribution propagated level by level, see
+:func:`tanh_scales`), so every node has unit variance exactly, and
+|f| <= 1 / c_L at every depth: light tails where linear-plus has heavy ones.
 
 A target depends only on the coordinates in ``support``; evaluation goes
 through ``eval_columns(col)``, where ``col(j)`` returns the values of the
@@ -15,6 +24,7 @@ j-th support coordinate, so the same code evaluates a sample matrix or all
 
 from __future__ import annotations
 
+import functools
 import math
 
 import numpy as np
@@ -22,8 +32,46 @@ import numpy as np
 from ntkgap.domains import Hypercube
 from ntkgap.specs import Field, Schema
 
-NODES = ("parity", "and", "or", "majority", "linear-plus", "random")
+MOMENT_EXACT_BITS = 24
+MOMENT_SEED = 12345
+NODES = ("parity", "and", "or", "majority", "linear-plus", "random", "tanh")
+# exact tanh normalisation: most atoms one level's law may have
+TANH_MAX_ATOMS = 2_000_000
 GATES = ("and", "or", "parity", "majority")
+
+
+def _bit_column(s, j):
+    from ntkgap.walsh import bit_column
+
+    return bit_column(s, j)
+
+
+def moments_of(y, *, exact: bool, weights=None) -> dict:
+    """Mean, variance, central fourth moment, kurtosis and max |y| of values
+    ``y`` (equally weighted unless ``weights``, which sum to 1)."""
+    y = np.asarray(y, dtype=np.float64)
+    if weights is None:
+        mean = float(np.mean(y))
+        c2 = (y - mean) ** 2
+        var = float(np.mean(c2))
+        c2 **= 2
+        m4 = float(np.mean(c2))
+    else:
+        w = np.asarray(weights, np.float64)
+        mean = float(np.dot(w, y))
+        c2 = (y - mean) ** 2
+        var = float(np.dot(w, c2))
+        m4 = float(np.dot(w, c2**2))
+    tiny = 1e-24 * max(1.0, mean**2)
+    return {
+        "mean": mean,
+        "variance": var,
+        "fourth_moment": m4,
+        "kurtosis": m4 / var**2 if var > tiny else None,
+        "max_abs": float(np.max(np.abs(y))),
+        "points": int(y.size),
+        "exact": exact,
+    }
 
 
 def _check_parity(p):
@@ -37,11 +85,21 @@ def _check_tree(p):
         return f"arity^L = {a}^{L} = {a**L} exceeds d={d}"
     if p["node"] == "majority" and a % 2 == 0:
         return f"node=majority needs an odd arity, got arity={a}"
+    if p["node"] == "tanh" and tanh_scales(a, L) is None:
+        return (
+            f"node=tanh: the exact normalisation at arity={a}, L={L} needs more than "
+            f"{TANH_MAX_ATOMS} atoms (allowed: e.g. arity 2 to L=6, arity 3 to L=3)"
+        )
 
 
 def _check_circuit(p):
     if p["fan_in"] > p["d"]:
         return f"fan_in={p['fan_in']} exceeds d={p['d']}"
+
+
+def _check_layered(p):
+    if 2 ** p["L"] > p["d"]:
+        return f"2^L = 2^{p['L']} = {2 ** p['L']} exceeds d={p['d']}"
 
 
 _D = Field(int, min=1, max=100_000, doc="dimension")
@@ -87,6 +145,18 @@ SCHEMAS = {
         doc="random DAG of Boolean gates (and/or/parity/majority, "
         "inputs negated at random); output = last gate",
     ),
+    "layered": Schema(
+        {
+            "d": _D,
+            "L": Field(int, min=1, max=20, doc="depth: number of gate layers"),
+            "fan_in": Field(int, min=2, max=16),
+            "seed": Field(int, default=0, min=0),
+        },
+        _check_layered,
+        doc="random layered circuit of depth L over the first 2^L coordinates: "
+        "layer widths halve upwards, each gate reads its own 2 gates below "
+        "plus fan_in-2 random ones (and/or/parity/majority, wires negated at random)",
+    ),
 }
 
 
@@ -107,6 +177,73 @@ def _apply_node(kind, args, table=None):
             idx |= (np.asarray(a) < 0).astype(np.int64) << j
         return table[idx]
     raise AssertionError(kind)
+
+
+def _law_of_sum(values, probs, a):
+    """The exact law of the sum of ``a`` iid draws from a finite law (atoms
+    merged to 12 decimals), or None when it would exceed the atom budget."""
+    v, p = values, probs
+    for _ in range(a - 1):
+        if v.size * values.size > 4 * TANH_MAX_ATOMS:
+            return None
+        v = np.add.outer(v, values).ravel()
+        p = np.multiply.outer(p, probs).ravel()
+        v, inverse = np.unique(np.round(v, 12), return_inverse=True)
+        p = np.bincount(inverse.ravel(), weights=p)
+        if v.size > TANH_MAX_ATOMS:
+            return None
+    return v, p
+
+
+def _mean_tanh_squared(values, probs, a):
+    """E tanh^2(S / sqrt a), S the sum of ``a`` iid draws, without merging
+    the last convolution (rows in chunks); None beyond the budget."""
+    law = _law_of_sum(values, probs, a - 1) if a > 1 else (np.zeros(1), np.ones(1))
+    if law is None or law[0].size * values.size > 50 * TANH_MAX_ATOMS:
+        return None
+    v, p = law
+    total = 0.0
+    step = max(1, TANH_MAX_ATOMS // values.size)
+    for i in range(0, v.size, step):
+        t = np.tanh(np.add.outer(v[i : i + step], values) / math.sqrt(a))
+        total += float(p[i : i + step] @ (t**2) @ probs)
+    return total
+
+
+@functools.lru_cache(maxsize=64)
+def tanh_scales(arity: int, L: int):
+    """The constants c_1..c_L of the normalised tanh tree, exact.
+
+    Level 0 is uniform on {-1, +1}; the law of a level-l node is that of
+    tanh(S / sqrt(a)) / c_l with S the sum of ``arity`` independent
+    level-(l-1) nodes, and c_l^2 = E tanh^2(S / sqrt(a)). The laws are finite
+    and propagated exactly (merging equal atoms).
+
+    Args:
+        arity: the number of children of every node.
+        L: the depth.
+
+    Returns:
+        A tuple of L floats, or None when a level's law exceeds
+        ``TANH_MAX_ATOMS`` atoms.
+    """
+    values, probs = np.array([-1.0, 1.0]), np.array([0.5, 0.5])
+    scales = []
+    for level in range(1, L + 1):
+        if level == L:
+            second = _mean_tanh_squared(values, probs, arity)
+            if second is None:
+                return None
+            scales.append(math.sqrt(second))
+            break
+        law = _law_of_sum(values, probs, arity)
+        if law is None:
+            return None
+        t = np.tanh(law[0] / math.sqrt(arity))
+        c = math.sqrt(float(np.dot(law[1], t**2)))
+        scales.append(c)
+        values, probs = t / c, law[1]
+    return tuple(scales)
 
 
 def _random_table(rng, arity):
@@ -137,6 +274,34 @@ class HypercubeTarget:
 
     def eval_columns(self, col):
         raise NotImplementedError
+
+    def moments(self) -> dict:
+        """Moments of f(x), x uniform on the cube.
+
+        Exact by enumeration of the support cube (``eval_columns`` on
+        :func:`ntkgap.walsh.bit_column`) when the support has at most
+        ``MOMENT_EXACT_BITS`` bits; otherwise a fixed-seed Monte Carlo
+        estimate over 2^20 points (``exact`` says which).
+
+        Returns:
+            dict with ``mean``, ``variance``, ``fourth_moment`` (central,
+            E (f - mean)^4), ``kurtosis`` (fourth_moment / variance^2; 3 for a
+            Gaussian, 1 for a balanced +-1 function; None when the variance is
+            0), ``max_abs`` (max |f|), ``points`` and ``exact``.
+        """
+        from ntkgap.walsh import bit_column
+
+        s = len(self.support)
+        if s <= MOMENT_EXACT_BITS:
+            y = np.broadcast_to(
+                np.asarray(self.eval_columns(lambda j: bit_column(s, j)), dtype=np.float64),
+                (2**s,),
+            )
+            exact = True
+        else:
+            y = self(self.domain.sample(2**20, seed=MOMENT_SEED))
+            exact = False
+        return moments_of(y, exact=exact)
 
     def _arch(self, constituents, fan_in, depth, params=None, formula=None):
         return {
@@ -210,6 +375,7 @@ class Tree(HypercubeTarget):
             rng = np.random.default_rng(spec["seed"])
             n_nodes = (self.a**self.L - 1) // (self.a - 1)
             self._tables = [_random_table(rng, self.a) for _ in range(n_nodes)]
+        self._scales = tanh_scales(self.a, self.L) if self.node == "tanh" else None
 
     def eval_columns(self, col):
         # depth first, so that at most L * arity arrays are alive at once
@@ -219,6 +385,10 @@ class Tree(HypercubeTarget):
             if level == self.L:
                 return col(index)
             kids = [node(level + 1, index * self.a + c) for c in range(self.a)]
+            if self._scales is not None:
+                # a node at tree level `level` sits L - level levels above the leaves
+                scale = self._scales[self.L - level - 1]
+                return np.tanh(np.sum(kids, axis=0) / math.sqrt(self.a)) / scale
             table = self._tables[next(counter)] if self._tables is not None else None
             return _apply_node(self.node, kids, table)
 
@@ -286,4 +456,75 @@ class Circuit(HypercubeTarget):
         return self._arch(len(self._live_gates), self.spec["fan_in"], self._depth)
 
 
-BUILDERS = {"parity": Parity, "staircase": Staircase, "tree": Tree, "circuit": Circuit}
+class Layered(HypercubeTarget):
+    """A random layered Boolean circuit indexed by its depth L.
+
+    Layer 0 is the inputs x_0..x_{2^L - 1}; layer l has 2^(L-l) gates, so
+    the output is the single gate of layer L. Gate i of layer l reads gates
+    2i and 2i+1 of layer l-1 (so every gate is used and the support is all
+    2^L inputs) and min(fan_in, 2^(L-l+1)) - 2 further distinct gates of
+    layer l-1 drawn at random (shared with other parents: fan_in >= 3 gives
+    a DAG, fan_in = 2 a tree of random gates). Each wire is negated with
+    probability 1/2 and each gate is and/or/parity/majority (majority only
+    at odd fan-in), all drawn from ``seed``; a draw whose output is constant
+    (on the whole cube up to 16 inputs, else on 4096 fixed points) is
+    redrawn from the same stream. Architectural complexity:
+    2^L - 1 gates, depth L; the support doubles with each level.
+    """
+
+    def __init__(self, spec):
+        self.spec = spec
+        L, f = spec["L"], spec["fan_in"]
+        rng = np.random.default_rng(spec["seed"])
+        self.L = L
+        self.support = tuple(range(2**L))
+        s = len(self.support)
+        probe = None
+        if s > 16:
+            probe = Hypercube(s).sample(4096, seed=MOMENT_SEED).astype(np.float64)
+        while True:  # a constant circuit is no target: redraw from the same stream
+            self._layers = self._draw(rng, L, f)
+            if s <= 16:
+                y = self.eval_columns(lambda j: _bit_column(s, j))
+            else:
+                y = self.eval_columns(probe.T.__getitem__)
+            if np.any(y != y[0]):
+                break
+        self._fan = max(len(g[1]) for layer in self._layers for g in layer)
+
+    @staticmethod
+    def _draw(rng, L, f):
+        layers = []
+        for level in range(1, L + 1):
+            below = 2 ** (L - level + 1)
+            gates = []
+            for i in range(below // 2):
+                fan = min(f, below)
+                others = np.setdiff1d(np.arange(below), [2 * i, 2 * i + 1])
+                extra = rng.choice(others, fan - 2, replace=False) if fan > 2 else []
+                src = [2 * i, 2 * i + 1, *(int(e) for e in extra)]
+                kinds = [g for g in GATES if g != "majority" or fan % 2 == 1]
+                gates.append((str(rng.choice(kinds)), src, rng.choice([-1.0, 1.0], size=fan)))
+            layers.append(gates)
+        return layers
+
+    def eval_columns(self, col):
+        values = [col(j) for j in self.support]
+        for gates in self._layers:
+            values = [
+                _apply_node(kind, [values[s] * sg for s, sg in zip(src, signs)])
+                for kind, src, signs in gates
+            ]
+        return values[0]
+
+    def architecture(self):
+        return self._arch(2**self.L - 1, self._fan, self.L)
+
+
+BUILDERS = {
+    "parity": Parity,
+    "staircase": Staircase,
+    "tree": Tree,
+    "circuit": Circuit,
+    "layered": Layered,
+}
