@@ -48,7 +48,15 @@ METHODS = {
     },
     "exact_sawtooth": {"L"},
 }
-LIST_PARAMS = {"theory": {"n", "eps"}, "net": {"seeds"}}
+_SEARCH = {"eps", "seeds", "n_min", "n_max", "resolution", "sweep_n"}
+METHODS["ntk_search"] = (METHODS["ntk"] - {"n", "seed"}) | _SEARCH
+METHODS["net_search"] = (METHODS["net"] - {"n"}) | _SEARCH
+LIST_PARAMS = {
+    "theory": {"n", "eps"},
+    "net": {"seeds"},
+    "ntk_search": {"seeds"},
+    "net_search": {"seeds", "lr"},
+}
 
 
 def load_config(path: str) -> dict:
@@ -59,11 +67,11 @@ def load_config(path: str) -> dict:
         raise UsageError(f"config {path}: no such file") from None
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise UsageError(f"config {path}: unreadable ({str(exc).splitlines()[0]})") from None
-    unknown = set(cfg) - {"name", "title", *PROFILES}
+    unknown = set(cfg) - {"name", "title", "claim", *PROFILES}
     if unknown:
         raise UsageError(
             f"config {path}: unknown key '{sorted(unknown)[0]}' "
-            f"(allowed: name, title, {', '.join(PROFILES)})"
+            f"(allowed: name, title, claim, {', '.join(PROFILES)})"
         )
     if not isinstance(cfg.get("name"), str) or not cfg["name"].replace("_", "").isalnum():
         raise UsageError(f"config {path}: 'name' must be a word of letters, digits and _")
@@ -102,13 +110,16 @@ def _validate_cell(cell, where):
         "batch",
         "eval_every",
         "patience",
+        "n_min",
+        "n_max",
+        "seeds",
     ):
         vals = cell.get(key)
         for v in vals if isinstance(vals, list) else [vals] if vals is not None else []:
             if (
                 not isinstance(v, int)
                 or isinstance(v, bool)
-                or v < (0 if key in ("seed", "batch", "patience") else 1)
+                or v < (0 if key in ("seed", "seeds", "batch", "patience") else 1)
             ):
                 raise UsageError(
                     f"config {where}: method '{m}': {key}={v!r} must be a positive integer"
@@ -116,11 +127,25 @@ def _validate_cell(cell, where):
     if m == "net" and not cell.get("seeds"):
         raise UsageError(f"config {where}: method 'net': seeds must be a non-empty list")
     for key in ("lr", "ridge", "weight_decay", "alpha"):
-        v = cell.get(key)
-        if v is not None and (
-            not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0 or v != v
-        ):
-            raise UsageError(f"config {where}: method '{m}': {key}={v!r} must be a number >= 0")
+        vals = cell.get(key)
+        for v in vals if isinstance(vals, list) and m == "net_search" else [vals]:
+            if v is not None and (
+                not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0 or v != v
+            ):
+                raise UsageError(
+                    f"config {where}: method '{m}': {key}={v!r} must be a number >= 0"
+                )
+    if m in ("ntk_search", "net_search"):
+        e = cell.get("eps")
+        if not isinstance(e, float) or not 0 < e < 1:
+            raise UsageError(f"config {where}: method '{m}': eps={e!r} must lie in (0, 1)")
+        if not cell.get("seeds") or not cell.get("n_min") or not cell.get("n_max"):
+            raise UsageError(f"config {where}: method '{m}': needs seeds, n_min and n_max")
+        if cell["n_min"] >= cell["n_max"]:
+            raise UsageError(
+                f"config {where}: method '{m}': n_min={cell['n_min']} must be < "
+                f"n_max={cell['n_max']}"
+            )
     for e in cell.get("eps", []) if m == "theory" else []:
         if not isinstance(e, float) or not 0 < e < 1:
             raise UsageError(f"config {where}: method 'theory': eps={e!r} must lie in (0, 1)")
@@ -208,7 +233,7 @@ def results(
     return out
 
 
-def run_cell(cell: dict) -> dict:
+def run_cell(cell: dict, experiment: str | None = None) -> dict:
     """Compute one cell (in whatever process the executor chose)."""
     from ntkgap._infra import compat  # noqa: F401  (x64 and neural-tangents without TF, before any work)
     from ntkgap.arch import parse_arch
@@ -283,6 +308,16 @@ def run_cell(cell: dict) -> dict:
             n_test=cell.get("n_test", 2000),
         )
         out["loss_curve"] = out["loss_curve"][:: max(1, len(out["loss_curve"]) // 50)]
+    elif m in ("ntk_search", "net_search"):
+        from ntkgap import sample_complexity
+
+        if experiment is None:
+            raise UsageError(f"method '{m}' runs inside an experiment (ntkgap run)")
+        store = sample_complexity.Store(
+            lambda c: (load_result(_path(experiment, c)) or {}).get("result"),
+            lambda c, r: _store(experiment, c, dict(r, cell_seconds=r.get("cell_seconds", 0.0))),
+        )
+        out = sample_complexity.run(cell, store, run_cell)
     elif m == "exact_sawtooth":
         import numpy as np
 
@@ -343,13 +378,13 @@ def run(
             from distributed import Client, as_completed
 
             with Client(scheduler, timeout=30) as client:
-                futs = {client.submit(run_cell, c, pure=False): c for c in todo}
+                futs = {client.submit(run_cell, c, name, pure=False): c for c in todo}
                 for fut in as_completed(futs):
                     _store(name, futs[fut], fut.result())
                     bar.update()
         elif executor == "local" and jobs <= 1:
             for c in todo:
-                _store(name, c, run_cell(c))
+                _store(name, c, run_cell(c, name))
                 bar.update()
         elif executor == "local":
             import multiprocessing as mp
@@ -367,7 +402,7 @@ def run(
                 initializer=_share_cores,
                 initargs=(per,),
             ) as pool:
-                futs = {pool.submit(run_cell, c): c for c in todo}
+                futs = {pool.submit(run_cell, c, name): c for c in todo}
                 for fut in as_completed(futs):
                     _store(name, futs[fut], fut.result())
                     bar.update()
