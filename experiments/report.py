@@ -328,18 +328,11 @@ def budgets(exp):
             os.path.join(os.path.dirname(os.path.abspath(__file__)), f"{exp}.toml"), "rb"
         ) as fh:
             cfg = tomllib.load(fh)
-    grids = cfg[PROFILE]["grid"]
-
-    def j(v):
-        return ", ".join(map(str, v)) if isinstance(v, list) else str(v)
+    from ntkgap.train_config import budget_text
 
     return "; ".join(
-        f"{j(g['arch'])}: width {j(g['width'])}, {j(g['steps'])} steps of "
-        f"{g.get('optimizer', 'adam')}, lr {j(g.get('lr', 0.001))}"
-        + (f", batch {j(g['batch'])}" if g.get("batch") else ", full batch")
-        + (f", {j(g['checkpoint'])} checkpoint" if g.get("checkpoint") else "")
-        + (f", alpha {j(g['alpha'])}" if g.get("alpha") else "")
-        for g in grids
+        f"{', '.join(g['arch']) if isinstance(g['arch'], list) else g['arch']}: {budget_text(g)}"
+        for g in cfg[PROFILE]["grid"]
         if g["method"] == "net"
     )
 

@@ -312,27 +312,14 @@ def _sample_complexity(args):
 # ------------------------------------------------------------ network side
 def _train_args(p):
     _arch_target_args(p)
-    p.add_argument("--width", type=_int_at_least(1), required=True)
+    p.add_argument("--width", type=_int_at_least(1), required=True, help="hidden width")
     p.add_argument("--n", type=_int_at_least(2), required=True, help="samples (train + validation)")
     p.add_argument("--seeds", type=_int_at_least(1), default=1, help="seeds, trained vmapped [1]")
     p.add_argument("--seed", type=_int_at_least(0), default=0, help="first seed [0]")
-    p.add_argument(
-        "--alpha", type=float, default=None, help="centred alpha (f - f0) model (lazy if large)"
-    )
-    p.add_argument("--param", default="ntk", choices=("ntk", "mf"))
-    p.add_argument("--steps", type=_int_at_least(1), default=5000)
-    p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--optimizer", default="adam", choices=("adam", "sgd"))
-    p.add_argument("--schedule", default="constant", choices=("constant", "cosine"))
-    p.add_argument(
-        "--batch", type=_int_at_least(0), default=0, help="minibatch size (0: full batch)"
-    )
-    p.add_argument("--weight-decay", type=_positive_float("weight-decay"), default=0.0)
-    p.add_argument("--eval-every", type=_int_at_least(1), default=100)
-    p.add_argument(
-        "--patience", type=_int_at_least(0), default=0, help="early-stopping checks (0: off)"
-    )
-    p.add_argument("--n-test", type=_int_at_least(10), default=2000)
+    from ntkgap import train_config
+
+    train_config.add_options(p)
+    p.add_argument("--n-test", type=_int_at_least(10), default=2000, help="test points [2000]")
     p.add_argument("--curve", action="store_true", help="include the loss curve in the JSON")
     p.add_argument(
         "--workers",
@@ -344,24 +331,13 @@ def _train_args(p):
 
 @verb("train", "train finite-width networks (vmapped seeds) and report relative test MSE")
 def _train(args):
-    from ntkgap import training
+    from ntkgap import train_config, training
     from ntkgap.arch import parse_arch
     from ntkgap.targets import parse_target
 
+    cfg = train_config.from_args(args)
     arch, target = parse_arch(args.arch), parse_target(args.target)
     arch.check_domain(target.domain)
-    cfg = training.TrainConfig(
-        steps=args.steps,
-        lr=args.lr,
-        optimizer=args.optimizer,
-        schedule=args.schedule,
-        batch=args.batch,
-        eval_every=args.eval_every,
-        patience=args.patience,
-        alpha=args.alpha,
-        param=args.param,
-        weight_decay=args.weight_decay,
-    )
     r = training.train(
         arch,
         args.width,

@@ -44,52 +44,13 @@ from ntkgap._infra import (
 )
 from ntkgap._infra.seeds import derive
 from ntkgap.errors import UsageError
+from ntkgap.train_config import TrainConfig, validate  # noqa: F401  (the public names)
 
 TRACE_COUNT = {"chunk": 0}  # incremented at trace time: tests assert one compilation
 
 
 # seeds per vmapped group: every group is padded to this size (see train)
 GROUP_SIZE = 4
-
-
-class TrainConfig(NamedTuple):
-    steps: int = 5000
-    lr: float = 1e-3
-    optimizer: str = "adam"  # adam | sgd
-    schedule: str = "constant"  # constant | cosine
-    batch: int = 0  # 0: full batch
-    eval_every: int = 100
-    patience: int = 0  # 0: no early stopping (best checkpoint still kept)
-    val_frac: float = 0.2
-    alpha: float | None = None  # centred alpha (f - f0) model when set
-    param: str = "ntk"  # ntk | mf
-    weight_decay: float = 0.0
-    dtype: str = "float32"
-    checkpoint: str = "best"  # best (validation) | last
-
-
-def validate(cfg: TrainConfig) -> None:
-    checks = [
-        (cfg.steps >= 1, f"steps={cfg.steps} must be >= 1"),
-        (cfg.lr > 0 and np.isfinite(cfg.lr), f"lr={cfg.lr} must be > 0"),
-        (cfg.optimizer in ("adam", "sgd"), f"optimizer={cfg.optimizer} (allowed: adam, sgd)"),
-        (
-            cfg.schedule in ("constant", "cosine"),
-            f"schedule={cfg.schedule} (allowed: constant, cosine)",
-        ),
-        (cfg.batch >= 0, f"batch={cfg.batch} must be >= 0"),
-        (cfg.eval_every >= 1, f"eval_every={cfg.eval_every} must be >= 1"),
-        (cfg.patience >= 0, f"patience={cfg.patience} must be >= 0"),
-        (0 < cfg.val_frac < 1, f"val_frac={cfg.val_frac} must lie in (0, 1)"),
-        (cfg.alpha is None or cfg.alpha > 0, f"alpha={cfg.alpha} must be > 0"),
-        (cfg.param in ("ntk", "mf"), f"param={cfg.param} (allowed: ntk, mf)"),
-        (cfg.weight_decay >= 0, f"weight_decay={cfg.weight_decay} must be >= 0"),
-        (cfg.dtype in ("float32", "float64"), f"dtype={cfg.dtype} (allowed: float32, float64)"),
-        (cfg.checkpoint in ("best", "last"), f"checkpoint={cfg.checkpoint} (allowed: best, last)"),
-    ]
-    for ok, msg in checks:
-        if not ok:
-            raise UsageError(f"training: {msg}")
 
 
 def _optimizer(cfg):
