@@ -241,6 +241,8 @@ def results(
     for fn in sorted(os.listdir(folder)):
         if fn.endswith(".json") and not fn.startswith(".") and (keys is None or fn[:-5] in keys):
             rec = load_result(os.path.join(folder, fn))
+            if rec and "failed" in rec:  # kept so a rerun does not repeat it; never a result
+                continue
             if rec and (method is None or rec["cell"]["method"] == method):
                 out.append((rec["cell"], rec["result"]))
     return out
@@ -387,10 +389,21 @@ def _exact_sawtooth(cell):
     return {"n_params": sawtooth_net.n_params(L), "max_abs_error": float(err), "test_mse": 0.0}
 
 
+def failure(result: dict) -> str | None:
+    """Why a computed cell is not a valid result (None when it is): a
+    training run that diverged is stored marked failed, never as a result."""
+    if result.get("diverged"):
+        return "diverged: non-finite loss, or no checkpoint better than the start"
+    return None
+
+
 def _store(name, cell, result):
     from ntkgap._infra.files import atomic_write, dumps
 
-    atomic_write(_path(name, cell), dumps({"cell": cell, "result": result}))
+    record = {"cell": cell, "result": result}
+    if why := failure(result):
+        record["failed"] = why
+    atomic_write(_path(name, cell), dumps(record))
 
 
 def run(
@@ -453,12 +466,18 @@ def run(
                     bar.update()
         else:
             raise UsageError(f"--executor {executor} is not allowed (allowed: local, dask)")
+    failed = []
+    for c in cells:
+        rec = load_result(_path(name, c))
+        if rec and "failed" in rec:
+            failed.append({"cell": c, "key": cell_key(c), "reason": rec["failed"]})
     return {
         "experiment": name,
         "profile": profile,
         "cells": len(cells),
         "computed": len(todo),
         "reused": len(cells) - len(todo),
+        "failed": failed,
         "seconds": time.perf_counter() - start,
     }
 
