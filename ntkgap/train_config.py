@@ -209,8 +209,8 @@ def budget_text(cell: Mapping) -> str:
 
     def get(name):
         v = cell.get(name, BY_NAME[name].default if name in BY_NAME else None)
-        if isinstance(v, (list, tuple)):
-            return ", ".join(map(_fmt, v))
+        if isinstance(v, (list, tuple)):  # a grid's axis: one value per cell
+            return "{" + ", ".join(map(_fmt, v)) + "}"
         return "unset" if v is None else _fmt(v)
 
     batch = get("batch")
