@@ -21,9 +21,12 @@ class _Parser(argparse.ArgumentParser):
         raise UsageError(message)
 
 
-def verb(name, help):
+def verb(name, help, add_args):
+    """Register ``fn`` as verb ``name``: its one-line help and the function
+    adding its options to the verb's parser."""
+
     def deco(fn):
-        VERBS[name] = (fn, help)
+        VERBS[name] = (fn, help, add_args)
         return fn
 
     return deco
@@ -81,7 +84,7 @@ def _spectrum_args(p):
     p.epilog = help_text()
 
 
-@verb("spectrum", "exact Fourier/Walsh spectrum and complexity of a target")
+@verb("spectrum", "exact Fourier/Walsh spectrum and complexity of a target", _spectrum_args)
 def _spectrum(args):
     from ntkgap import spectra
     from ntkgap.targets import parse_target
@@ -121,7 +124,7 @@ def _eigenvalues_args(p):
     p.add_argument("--kmax", type=_int_at_least(0), default=16, help="highest frequency/degree")
 
 
-@verb("eigenvalues", "exact eigenvalues of an architecture's NTK on a domain")
+@verb("eigenvalues", "exact eigenvalues of an architecture's NTK on a domain", _eigenvalues_args)
 def _eigenvalues(args):
     from ntkgap import eigen
     from ntkgap.arch import parse_arch
@@ -165,7 +168,7 @@ def _kernel_args(p):
     p.add_argument("--out", required=True, metavar="FILE.npy")
 
 
-@verb("kernel", "the full NTK/NNGP Gram over all hypercube points, saved as .npy")
+@verb("kernel", "the full NTK/NNGP Gram over all hypercube points, saved as .npy", _kernel_args)
 def _kernel(args):
     from ntkgap import kernels
     from ntkgap._infra.files import atomic_save_npy
@@ -202,12 +205,16 @@ def _curve_args(p):
         "--noise", type=_positive_float("noise"), default=0.0, help="label-noise variance [0]"
     )
     p.add_argument("--n-test", type=_int_at_least(10), default=2000, help="test points [2000]")
-    p.add_argument("--kind", default="ntk", choices=("ntk", "nngp"))
+    p.add_argument(
+        "--kind", default="ntk", choices=("ntk", "nngp"), help="kernel: ntk or nngp [ntk]"
+    )
     p.add_argument("--seed", type=_int_at_least(0), default=0, help="base seed [0]")
 
 
 @verb(
-    "learning-curve", "NTK regression test error vs n: empirical (seeds) and eigenlearning theory"
+    "learning-curve",
+    "NTK regression test error vs n: empirical (seeds) and eigenlearning theory",
+    _curve_args,
 )
 def _learning_curve(args):
     import numpy as np
@@ -223,10 +230,10 @@ def _learning_curve(args):
     arch.check_domain(target.domain)
     sp, _ = theory.spectrum(arch, target)
     th = eigenlearning.relative_test_mse(ns, sp, ridge=args.ridge, noise=args.noise)
-    emp, std, notes = [], [], []
+    emp, std, overlap, notes = [], [], [], []
     with progress.bar(total=len(ns) * args.seeds, desc="learning-curve") as bar:
         for n in ns:
-            vals = []
+            vals, over = [], []
             for s in range(args.seeds):
                 r = ntk_predictor.evaluate(
                     arch,
@@ -240,11 +247,13 @@ def _learning_curve(args):
                     variance=sp.variance,
                 )
                 vals.append(r["test_mse"])
+                over.append(r["overlap"])
                 if r["jitter"]:
                     notes.append(f"n={n} seed={args.seed + s}: {r['note']} ({r['jitter']:.1e})")
                 bar.update()
             emp.append(float(np.mean(vals)))
             std.append(float(np.std(vals)))
+            overlap.append(float(np.mean(over)))
     out = {
         "arch": str(arch),
         "target": str(target.spec),
@@ -257,6 +266,7 @@ def _learning_curve(args):
         "test_mse_empirical": emp,
         "test_mse_empirical_std": std,
         "test_mse_theory": th.tolist(),
+        "overlap": overlap,
         "jitter_notes": notes,
         "arch_reads": arch.reads(target.domain),
     }
@@ -278,7 +288,7 @@ def _sc_args(p):
     p.add_argument("--n-max", type=float, default=1e12, help="search limit [1e12]")
 
 
-@verb("sample-complexity", "n*(eps) of NTK regression from eigenlearning theory")
+@verb("sample-complexity", "n*(eps) of NTK regression from eigenlearning theory", _sc_args)
 def _sample_complexity(args):
     from ntkgap import eigenlearning, theory
     from ntkgap.arch import parse_arch
@@ -312,27 +322,14 @@ def _sample_complexity(args):
 # ------------------------------------------------------------ network side
 def _train_args(p):
     _arch_target_args(p)
-    p.add_argument("--width", type=_int_at_least(1), required=True)
+    p.add_argument("--width", type=_int_at_least(1), required=True, help="hidden width")
     p.add_argument("--n", type=_int_at_least(2), required=True, help="samples (train + validation)")
     p.add_argument("--seeds", type=_int_at_least(1), default=1, help="seeds, trained vmapped [1]")
     p.add_argument("--seed", type=_int_at_least(0), default=0, help="first seed [0]")
-    p.add_argument(
-        "--alpha", type=float, default=None, help="centred alpha (f - f0) model (lazy if large)"
-    )
-    p.add_argument("--param", default="ntk", choices=("ntk", "mf"))
-    p.add_argument("--steps", type=_int_at_least(1), default=5000)
-    p.add_argument("--lr", type=float, default=1e-3)
-    p.add_argument("--optimizer", default="adam", choices=("adam", "sgd"))
-    p.add_argument("--schedule", default="constant", choices=("constant", "cosine"))
-    p.add_argument(
-        "--batch", type=_int_at_least(0), default=0, help="minibatch size (0: full batch)"
-    )
-    p.add_argument("--weight-decay", type=_positive_float("weight-decay"), default=0.0)
-    p.add_argument("--eval-every", type=_int_at_least(1), default=100)
-    p.add_argument(
-        "--patience", type=_int_at_least(0), default=0, help="early-stopping checks (0: off)"
-    )
-    p.add_argument("--n-test", type=_int_at_least(10), default=2000)
+    from ntkgap import train_config
+
+    train_config.add_options(p)
+    p.add_argument("--n-test", type=_int_at_least(10), default=2000, help="test points [2000]")
     p.add_argument("--curve", action="store_true", help="include the loss curve in the JSON")
     p.add_argument(
         "--workers",
@@ -342,26 +339,17 @@ def _train_args(p):
     )
 
 
-@verb("train", "train finite-width networks (vmapped seeds) and report relative test MSE")
+@verb(
+    "train", "train finite-width networks (vmapped seeds) and report relative test MSE", _train_args
+)
 def _train(args):
-    from ntkgap import training
+    from ntkgap import train_config, training
     from ntkgap.arch import parse_arch
     from ntkgap.targets import parse_target
 
+    cfg = train_config.from_args(args)
     arch, target = parse_arch(args.arch), parse_target(args.target)
     arch.check_domain(target.domain)
-    cfg = training.TrainConfig(
-        steps=args.steps,
-        lr=args.lr,
-        optimizer=args.optimizer,
-        schedule=args.schedule,
-        batch=args.batch,
-        eval_every=args.eval_every,
-        patience=args.patience,
-        alpha=args.alpha,
-        param=args.param,
-        weight_decay=args.weight_decay,
-    )
     r = training.train(
         arch,
         args.width,
@@ -375,6 +363,13 @@ def _train(args):
     if not args.curve:
         r.pop("loss_curve")
     r.update(arch=str(arch), target=str(target.spec), n=args.n)
+    if r["diverged"]:
+        bad = [s for s, d in zip(r["seeds"], r["diverged_per_seed"]) if d]
+        sys.stderr.write(
+            f"ntkgap: warning: training diverged for seed(s) {', '.join(map(str, bad))} "
+            "(non-finite loss, or no checkpoint better than the start while the loss rose); "
+            "their test MSE is not a trained result\n"
+        )
     _emit(
         args,
         r,
@@ -395,7 +390,7 @@ def _run_args(p):
     )
 
 
-@verb("run", "run an experiment's cells that are not stored yet (resumable)")
+@verb("run", "run an experiment's cells that are not stored yet (resumable)", _run_args)
 def _run(args):
     from ntkgap import runner
 
@@ -408,17 +403,10 @@ def _run(args):
         f"{r['experiment']} [{r['profile']}]: {r['cells']} cells, {r['computed']} computed, "
         f"{r['reused']} reused, {r['seconds']:.1f} s",
     )
-
-
-_ARGS = {
-    "spectrum": _spectrum_args,
-    "eigenvalues": _eigenvalues_args,
-    "kernel": _kernel_args,
-    "learning-curve": _curve_args,
-    "sample-complexity": _sc_args,
-    "train": _train_args,
-    "run": _run_args,
-}
+    for f in r["failed"]:
+        sys.stderr.write(
+            f"ntkgap: warning: cell {f['key']} ({f['cell']['method']}) failed: {f['reason']}\n"
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -434,11 +422,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser.add_argument("--version", action="version", version=f"ntkgap {__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="<verb>", parser_class=_Parser)
-    for name, (fn, help) in VERBS.items():
+    for name, (fn, help, add_args) in VERBS.items():
         p = sub.add_parser(
             name, help=help, description=help, formatter_class=argparse.RawDescriptionHelpFormatter
         )
-        _ARGS[name](p)
+        add_args(p)
         p.add_argument("--json", action="store_true", help="print exactly one JSON object")
         p.set_defaults(_fn=fn)
     return parser

@@ -17,7 +17,7 @@ import numpy as np
 from ntkgap.errors import SpecError
 from ntkgap.specs import Field, Schema, parse
 
-MAX_ENUMERATE_BITS = 24
+MAX_ENUMERATE_BITS = 20  # 2^20 points of 20 int8 coordinates: 20 MB
 
 SCHEMAS = {
     "circle": Schema({}, doc="theta uniform on [0, 2pi); models read (cos theta, sin theta)"),
@@ -76,21 +76,17 @@ class Hypercube:
     def enumerate(self) -> np.ndarray:
         """All 2^d points; row i has x_j = -1 exactly where bit j of i is 1
         (the index convention of :func:`ntkgap.walsh.fwht`)."""
-        if self.d > 20:
+        from ntkgap.walsh import bit_column_matrix
+
+        if self.d > MAX_ENUMERATE_BITS:
             raise SpecError(
-                f"domain 'hypercube': d={self.d} is too large to enumerate (allowed: d <= 20)"
+                f"domain 'hypercube': d={self.d} is too large to enumerate "
+                f"(allowed: d <= {MAX_ENUMERATE_BITS})"
             )
-        return bits_to_points(np.arange(2**self.d), self.d)
+        return bit_column_matrix(self.d, dtype=np.int8)
 
     def features(self, x) -> np.ndarray:
         return np.asarray(x, dtype=np.float64)
-
-
-def bits_to_points(index: np.ndarray, s: int) -> np.ndarray:
-    """Rows x with x_j = 1 - 2 * bit_j(index)."""
-    index = np.asarray(index, dtype=np.int64)
-    bits = (index[:, None] >> np.arange(s)) & 1
-    return (1 - 2 * bits).astype(np.int8)
 
 
 def parse_domain(text: str):

@@ -18,45 +18,107 @@ import json
 import os
 import time
 import tomllib
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
 
 from ntkgap._infra import config
 from ntkgap.errors import UsageError
 
 PROFILES = ("quick", "full")
-METHODS = {
-    "spectrum": {"target"},
-    "eigen": {"arch", "domain", "kmax"},
-    "ntk": {"target", "arch", "n", "seed", "n_test", "ridge"},
-    "theory": {"target", "arch", "n", "eps"},
-    "net": {
-        "target",
-        "arch",
-        "width",
-        "n",
-        "seeds",
-        "steps",
-        "lr",
-        "batch",
-        "weight_decay",
-        "optimizer",
-        "alpha",
-        "param",
-        "eval_every",
-        "patience",
-        "n_test",
-        "schedule",
-    },
-    "exact_sawtooth": {"L"},
-}
-_SEARCH = {"eps", "seeds", "n_min", "n_max", "resolution", "sweep_n"}
-METHODS["ntk_search"] = (METHODS["ntk"] - {"n", "seed"}) | _SEARCH
-METHODS["net_search"] = (METHODS["net"] - {"n"}) | _SEARCH
-LIST_PARAMS = {
-    "theory": {"n", "eps"},
-    "net": {"seeds"},
-    "ntk_search": {"seeds"},
-    "net_search": {"seeds", "lr"},
-}
+_REQUIRED = object()
+
+
+@dataclass(frozen=True)
+class Param:
+    """One parameter of a method: its kind, range, default and whether it
+    is one cell's list (never expanded into cells).
+
+    ``kind`` is ``int``, ``number``, ``eps`` (a number in (0, 1)), ``seeds``
+    (a non-empty list of integers >= 0), ``target``, ``arch``, ``domain``
+    (spec strings) or ``train`` (a field of :mod:`ntkgap.train_config`).
+    """
+
+    kind: str
+    min: int = 1
+    default: Any = _REQUIRED
+    per_cell_list: bool = False
+
+
+@dataclass(frozen=True)
+class Method:
+    """An experiment method: its parameters and the function computing a
+    cell (a dict of those parameters) into a JSON-ready result."""
+
+    name: str
+    params: Mapping[str, Param]
+    fn: Callable[[dict], dict]
+    cost: Callable[[dict], float] = lambda cell: 1.0
+    needs_experiment: bool = False
+
+    @property
+    def lists(self) -> set:
+        return {k for k, p in self.params.items() if p.per_cell_list}
+
+
+METHODS: dict[str, Method] = {}
+
+
+def method(name, cost=None, needs_experiment=False, **params):
+    """Register ``fn`` as experiment method ``name`` with ``params``
+    (``needs_experiment``: ``fn(cell, experiment)`` stores cells of its own)."""
+
+    def deco(fn):
+        METHODS[name] = Method(name, params, fn, cost or (lambda cell: 1.0), needs_experiment)
+        return fn
+
+    return deco
+
+
+def _check_int(key, v, lo):
+    if not isinstance(v, int) or isinstance(v, bool) or v < lo:
+        what = "a positive integer" if lo == 1 else f"an integer >= {lo}"
+        return f"{key}={v!r} must be {what}"
+
+
+def _check_param(key, prm, value):
+    """A one-line problem with ``value`` for parameter ``key``, or None."""
+    if prm.kind == "int":
+        for v in value if isinstance(value, list) else [value]:
+            if problem := _check_int(key, v, prm.min):
+                return problem
+    elif prm.kind == "number":
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+        if not ok or value != value or value < 0:
+            return f"{key}={value!r} must be a number >= 0"
+    elif prm.kind == "eps":
+        for e in value if isinstance(value, list) else [value]:
+            if not isinstance(e, float) or not 0 < e < 1:
+                return f"eps={e!r} must lie in (0, 1)"
+    elif prm.kind == "seeds":
+        if not isinstance(value, list) or not value:
+            return f"{key} must be a non-empty list"
+        for v in value:
+            if problem := _check_int(key, v, 0):
+                return problem
+    elif prm.kind == "lrs":  # one learning rate, or several chosen among on validation
+        for v in value if isinstance(value, list) else [value]:
+            if problem := _check_param(key, Param("train"), v):
+                return problem
+    elif prm.kind == "train":
+        from ntkgap import train_config
+
+        try:
+            train_config.check_value(key, value)
+        except UsageError as exc:
+            return str(exc)
+    return None
+
+
+def _train_params():
+    from ntkgap import train_config
+
+    return {f.name: Param("train", default=f.default) for f in train_config.FIELDS}
 
 
 def load_config(path: str) -> dict:
@@ -88,6 +150,10 @@ def _validate_cell(cell, where):
     from ntkgap.targets import parse_target
 
     m = cell["method"]
+    meth = METHODS[m]
+    missing = [k for k, p in meth.params.items() if p.default is _REQUIRED and k not in cell]
+    if missing:
+        raise UsageError(f"config {where}: method '{m}': missing key '{missing[0]}'")
     try:
         if "target" in cell:
             t = parse_target(cell["target"])
@@ -99,56 +165,9 @@ def _validate_cell(cell, where):
             parse_domain(cell["domain"])
     except UsageError as exc:
         raise UsageError(f"config {where}: {exc}") from None
-    for key in (
-        "n",
-        "seed",
-        "width",
-        "steps",
-        "kmax",
-        "n_test",
-        "L",
-        "batch",
-        "eval_every",
-        "patience",
-        "n_min",
-        "n_max",
-        "seeds",
-    ):
-        vals = cell.get(key)
-        for v in vals if isinstance(vals, list) else [vals] if vals is not None else []:
-            if (
-                not isinstance(v, int)
-                or isinstance(v, bool)
-                or v < (0 if key in ("seed", "seeds", "batch", "patience") else 1)
-            ):
-                raise UsageError(
-                    f"config {where}: method '{m}': {key}={v!r} must be a positive integer"
-                )
-    if m == "net" and not cell.get("seeds"):
-        raise UsageError(f"config {where}: method 'net': seeds must be a non-empty list")
-    for key in ("lr", "ridge", "weight_decay", "alpha"):
-        vals = cell.get(key)
-        for v in vals if isinstance(vals, list) and m == "net_search" else [vals]:
-            if v is not None and (
-                not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0 or v != v
-            ):
-                raise UsageError(
-                    f"config {where}: method '{m}': {key}={v!r} must be a number >= 0"
-                )
-    if m in ("ntk_search", "net_search"):
-        e = cell.get("eps")
-        if not isinstance(e, float) or not 0 < e < 1:
-            raise UsageError(f"config {where}: method '{m}': eps={e!r} must lie in (0, 1)")
-        if not cell.get("seeds") or not cell.get("n_min") or not cell.get("n_max"):
-            raise UsageError(f"config {where}: method '{m}': needs seeds, n_min and n_max")
-        if cell["n_min"] >= cell["n_max"]:
-            raise UsageError(
-                f"config {where}: method '{m}': n_min={cell['n_min']} must be < "
-                f"n_max={cell['n_max']}"
-            )
-    for e in cell.get("eps", []) if m == "theory" else []:
-        if not isinstance(e, float) or not 0 < e < 1:
-            raise UsageError(f"config {where}: method 'theory': eps={e!r} must lie in (0, 1)")
+    for key, prm in meth.params.items():
+        if key in cell and (problem := _check_param(key, prm, cell[key])):
+            raise UsageError(f"config {where}: method '{m}': {problem}")
 
 
 def expand(cfg: dict, profile: str, where: str = "config", *, validate: bool = True) -> list[dict]:
@@ -168,13 +187,13 @@ def expand(cfg: dict, profile: str, where: str = "config", *, validate: bool = T
             raise UsageError(
                 f"config {where}: method={m!r} is not allowed (allowed: {', '.join(METHODS)})"
             )
-        unknown = set(grid) - METHODS[m] - {"method"}
+        unknown = set(grid) - set(METHODS[m].params) - {"method"}
         if unknown:
             raise UsageError(
                 f"config {where}: method '{m}': unknown key '{sorted(unknown)[0]}' "
-                f"(allowed: {', '.join(sorted(METHODS[m]))})"
+                f"(allowed: {', '.join(sorted(METHODS[m].params))})"
             )
-        keep = LIST_PARAMS.get(m, set())
+        keep = METHODS[m].lists
         axes = {k: (v if isinstance(v, list) and k not in keep else [v]) for k, v in grid.items()}
         for k, v in axes.items():
             if not v:
@@ -228,124 +247,215 @@ def results(
     for fn in sorted(os.listdir(folder)):
         if fn.endswith(".json") and not fn.startswith(".") and (keys is None or fn[:-5] in keys):
             rec = load_result(os.path.join(folder, fn))
+            if rec and "failed" in rec:  # kept so a rerun does not repeat it; never a result
+                continue
             if rec and (method is None or rec["cell"]["method"] == method):
                 out.append((rec["cell"], rec["result"]))
     return out
 
 
 def run_cell(cell: dict, experiment: str | None = None) -> dict:
-    """Compute one cell (in whatever process the executor chose)."""
+    """Compute one cell (in whatever process the executor chose); a search
+    cell stores its evaluations as cells of ``experiment``."""
     from ntkgap._infra import compat  # noqa: F401  (x64 and neural-tangents without TF, before any work)
+    from ntkgap._infra.files import jsonable
+
+    start = time.perf_counter()
+    meth = METHODS[cell["method"]]
+    out = jsonable(meth.fn(cell, experiment) if meth.needs_experiment else meth.fn(cell))
+    out["cell_seconds"] = time.perf_counter() - start
+    return out
+
+
+# ------------------------------------------------------------------ methods
+def _get(cell, key):
+    """A cell's value of ``key``, else its method's declared default."""
+    return cell.get(key, METHODS[cell["method"]].params[key].default)
+
+
+@method("spectrum", target=Param("target"))
+def _spectrum(cell):
+    from ntkgap import spectra
+    from ntkgap.targets import parse_target
+
+    return spectra.report(parse_target(cell["target"]))
+
+
+@method("eigen", arch=Param("arch"), domain=Param("domain"), kmax=Param("int"))
+def _eigen(cell):
+    from ntkgap import eigen
+    from ntkgap.arch import parse_arch
+    from ntkgap.domains import parse_domain
+
+    es = eigen.eigensystem(parse_arch(cell["arch"]), parse_domain(cell["domain"]), cell["kmax"])
+    return {
+        "k": es.k.tolist(),
+        "eigenvalue": es.eigenvalue.tolist(),
+        "multiplicity": es.multiplicity.tolist(),
+        "trace": es.trace,
+    }
+
+
+@method(
+    "ntk",
+    cost=lambda cell: cell["n"] ** 2 / 50,
+    target=Param("target"),
+    arch=Param("arch"),
+    n=Param("int"),
+    seed=Param("int", min=0),
+    n_test=Param("int", default=2000),
+    ridge=Param("number", default=0.0),
+)
+def _ntk(cell):
+    from ntkgap import ntk_predictor
     from ntkgap.arch import parse_arch
     from ntkgap.targets import parse_target
 
-    m = cell["method"]
-    start = time.perf_counter()
-    if m == "spectrum":
-        from ntkgap import spectra
+    return ntk_predictor.evaluate(
+        parse_arch(cell["arch"]),
+        parse_target(cell["target"]),
+        cell["n"],
+        seed=cell["seed"],
+        n_test=_get(cell, "n_test"),
+        ridge=_get(cell, "ridge"),
+    )
 
-        out = spectra.report(parse_target(cell["target"]))
-    elif m == "eigen":
-        from ntkgap import eigen
-        from ntkgap.domains import parse_domain
 
-        es = eigen.eigensystem(parse_arch(cell["arch"]), parse_domain(cell["domain"]), cell["kmax"])
-        out = {
-            "k": es.k.tolist(),
-            "eigenvalue": es.eigenvalue.tolist(),
-            "multiplicity": es.multiplicity.tolist(),
-            "trace": es.trace,
-        }
-    elif m == "ntk":
-        from ntkgap import ntk_predictor
+@method(
+    "theory",
+    target=Param("target"),
+    arch=Param("arch"),
+    n=Param("int", per_cell_list=True),
+    eps=Param("eps", default=[], per_cell_list=True),
+)
+def _theory(cell):
+    import numpy as np
 
-        out = ntk_predictor.evaluate(
-            parse_arch(cell["arch"]),
-            parse_target(cell["target"]),
-            cell["n"],
-            seed=cell["seed"],
-            n_test=cell.get("n_test", 2000),
-            ridge=cell.get("ridge", 0.0),
-        )
-    elif m == "theory":
-        import numpy as np
+    from ntkgap import eigenlearning, theory
+    from ntkgap.arch import parse_arch
+    from ntkgap.targets import parse_target
 
-        from ntkgap import eigenlearning, theory
+    sp, _ = theory.spectrum(parse_arch(cell["arch"]), parse_target(cell["target"]))
+    ns = cell["n"] if isinstance(cell["n"], list) else [cell["n"]]
+    return {
+        "n": ns,
+        "test_mse": eigenlearning.relative_test_mse(np.array(ns, float), sp).tolist(),
+        "n_star": {str(e): eigenlearning.sample_complexity(sp, e) for e in _get(cell, "eps")},
+    }
 
-        sp, _ = theory.spectrum(parse_arch(cell["arch"]), parse_target(cell["target"]))
-        ns = cell["n"] if isinstance(cell["n"], list) else [cell["n"]]
-        out = {
-            "n": ns,
-            "test_mse": eigenlearning.relative_test_mse(np.array(ns, float), sp).tolist(),
-            "n_star": {str(e): eigenlearning.sample_complexity(sp, e) for e in cell.get("eps", [])},
-        }
-    elif m == "net":
-        from ntkgap import training
 
-        kw = {
-            k: cell[k]
-            for k in (
-                "steps",
-                "lr",
-                "batch",
-                "weight_decay",
-                "optimizer",
-                "alpha",
-                "param",
-                "eval_every",
-                "patience",
-                "schedule",
-            )
-            if k in cell
-        }
-        out = training.train(
-            parse_arch(cell["arch"]),
-            cell["width"],
-            parse_target(cell["target"]),
-            cell["n"],
-            seeds=cell["seeds"],
-            cfg=training.TrainConfig(**kw),
-            n_test=cell.get("n_test", 2000),
-        )
-        out["loss_curve"] = out["loss_curve"][:: max(1, len(out["loss_curve"]) // 50)]
-    elif m in ("ntk_search", "net_search"):
-        from ntkgap import sample_complexity
+def _net_cost(cell):
+    return _get(cell, "steps") * cell["n"] ** 0.3 * cell["width"] ** 0.5
 
-        if experiment is None:
-            raise UsageError(f"method '{m}' runs inside an experiment (ntkgap run)")
-        store = sample_complexity.Store(
-            lambda c: (load_result(_path(experiment, c)) or {}).get("result"),
-            lambda c, r: _store(experiment, c, dict(r, cell_seconds=r.get("cell_seconds", 0.0))),
-        )
-        out = sample_complexity.run(cell, store, run_cell)
-    elif m == "exact_sawtooth":
-        import numpy as np
 
-        from ntkgap import sawtooth_net
-        from ntkgap.domains import Circle
+@method(
+    "net",
+    cost=_net_cost,
+    target=Param("target"),
+    arch=Param("arch"),
+    width=Param("int"),
+    n=Param("int"),
+    seeds=Param("seeds", per_cell_list=True),
+    n_test=Param("int", default=2000),
+    **_train_params(),
+)
+def _net(cell):
+    from ntkgap import train_config, training
+    from ntkgap.arch import parse_arch
+    from ntkgap.targets import parse_target
 
-        L = cell["L"]
-        theta = np.linspace(0, 2 * np.pi, 100_001)
-        err = np.max(
-            np.abs(
-                sawtooth_net.apply(sawtooth_net.exact_params(L), Circle.angle(theta))
-                - parse_target(f"sawtooth:L={L}")(theta)
-            )
-        )
-        out = {"n_params": sawtooth_net.n_params(L), "max_abs_error": float(err), "test_mse": 0.0}
-    else:
-        raise AssertionError(m)
-    from ntkgap._infra.files import jsonable
-
-    out = jsonable(out)
-    out["cell_seconds"] = time.perf_counter() - start
+    cfg = train_config.from_mapping({k: v for k, v in cell.items() if k in train_config.BY_NAME})
+    out = training.train(
+        parse_arch(cell["arch"]),
+        cell["width"],
+        parse_target(cell["target"]),
+        cell["n"],
+        seeds=cell["seeds"],
+        cfg=cfg,
+        n_test=_get(cell, "n_test"),
+    )
+    out["loss_curve"] = out["loss_curve"][:: max(1, len(out["loss_curve"]) // 50)]
     return out
+
+
+_SEARCH_PARAMS = dict(
+    target=Param("target"),
+    arch=Param("arch"),
+    eps=Param("eps"),
+    seeds=Param("seeds", per_cell_list=True),
+    n_min=Param("int"),
+    n_max=Param("int"),
+    resolution=Param("number", default=1.25),
+    n_test=Param("int", default=2000),
+)
+
+
+def _search(cell, experiment):
+    from ntkgap import sample_complexity
+
+    if experiment is None:
+        raise UsageError(f"method '{cell['method']}' runs inside an experiment (ntkgap run)")
+    if cell["n_min"] >= cell["n_max"]:
+        raise UsageError(f"n_min={cell['n_min']} must be < n_max={cell['n_max']}")
+    store = sample_complexity.Store(
+        lambda c: (load_result(_path(experiment, c)) or {}).get("result"),
+        lambda c, r: _store(experiment, c, r),
+    )
+    return sample_complexity.run(cell, store, run_cell)
+
+
+method(
+    "ntk_search",
+    cost=lambda cell: cell["n_max"] ** 2 / 50,
+    needs_experiment=True,
+    ridge=Param("number", default=0.0),
+    **_SEARCH_PARAMS,
+)(_search)
+method(
+    "net_search",
+    cost=lambda cell: 20 * _get(cell, "steps") * cell["n_max"] ** 0.3 * cell["width"] ** 0.5,
+    needs_experiment=True,
+    width=Param("int"),
+    sweep_n=Param("int", default=0),
+    **{**_train_params(), "lr": Param("lrs", default=0.001, per_cell_list=True)},
+    **_SEARCH_PARAMS,
+)(_search)
+
+
+@method("exact_sawtooth", L=Param("int"))
+def _exact_sawtooth(cell):
+    import numpy as np
+
+    from ntkgap import sawtooth_net
+    from ntkgap.domains import Circle
+    from ntkgap.targets import parse_target
+
+    L = cell["L"]
+    theta = np.linspace(0, 2 * np.pi, 100_001)
+    err = np.max(
+        np.abs(
+            sawtooth_net.apply(sawtooth_net.exact_params(L), Circle.angle(theta))
+            - parse_target(f"sawtooth:L={L}")(theta)
+        )
+    )
+    return {"n_params": sawtooth_net.n_params(L), "max_abs_error": float(err), "test_mse": 0.0}
+
+
+def failure(result: dict) -> str | None:
+    """Why a computed cell is not a valid result (None when it is): a
+    training run that diverged is stored marked failed, never as a result."""
+    if result.get("diverged"):
+        return "diverged: non-finite loss, or no checkpoint better than the start"
+    return None
 
 
 def _store(name, cell, result):
     from ntkgap._infra.files import atomic_write, dumps
 
-    atomic_write(_path(name, cell), dumps({"cell": cell, "result": result}))
+    record = {"cell": cell, "result": result}
+    if why := failure(result):
+        record["failed"] = why
+    atomic_write(_path(name, cell), dumps(record))
 
 
 def run(
@@ -408,12 +518,18 @@ def run(
                     bar.update()
         else:
             raise UsageError(f"--executor {executor} is not allowed (allowed: local, dask)")
+    failed = []
+    for c in cells:
+        rec = load_result(_path(name, c))
+        if rec and "failed" in rec:
+            failed.append({"cell": c, "key": cell_key(c), "reason": rec["failed"]})
     return {
         "experiment": name,
         "profile": profile,
         "cells": len(cells),
         "computed": len(todo),
         "reused": len(cells) - len(todo),
+        "failed": failed,
         "seconds": time.perf_counter() - start,
     }
 
@@ -425,8 +541,4 @@ def _share_cores(per):
 
 
 def _cost(cell):
-    if cell["method"] == "net":
-        return cell.get("steps", 5000) * cell["n"] ** 0.3 * cell["width"] ** 0.5
-    if cell["method"] == "ntk":
-        return cell["n"] ** 2 / 50
-    return 1.0
+    return METHODS[cell["method"]].cost(cell)

@@ -66,6 +66,8 @@ def _seed_slice(result: dict, i: int) -> dict:
             out[k] = v
     per = out.get("test_mse_per_seed", [result.get("test_mse")])
     out["test_mse"] = per[0]
+    if "diverged_per_seed" in out:
+        out["diverged"] = bool(out["diverged_per_seed"][0])
     out.pop("test_mse_std", None)
     return out
 

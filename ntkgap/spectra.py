@@ -8,6 +8,7 @@ import numpy as np
 
 from ntkgap import complexity, fourier, walsh
 from ntkgap.domains import Circle
+from ntkgap.variance import target_variance
 
 
 def default_kmax(target) -> int:
@@ -37,7 +38,7 @@ def report(target, *, kmax: int | None = None) -> dict:
         power = spec.degree_profile()
         mean = float(spec.coefficients[0])
         out.update(
-            variance=float(power.sum() - mean**2),
+            variance=target_variance(target),
             mean=mean,
             support=list(target.support),
             degree=list(range(power.size)),
@@ -93,23 +94,3 @@ def plot(rep: dict, path: str) -> None:
     fig.tight_layout()
     fig.savefig(path)
     plt.close(fig)
-
-
-_VARIANCE_CACHE: dict = {}
-
-
-def target_variance(target) -> float:
-    """Var f under the domain's uniform measure, exact: closed form on the
-    circle, Walsh coefficients on the hypercube (support <= 24 bits, else a
-    fixed-seed Monte Carlo estimate over 2^20 points)."""
-    if hasattr(target, "variance"):
-        return float(target.variance)
-    key = str(target.spec)
-    if key not in _VARIANCE_CACHE:
-        if len(target.support) <= 24:
-            c = walsh.walsh_spectrum(target).coefficients
-            _VARIANCE_CACHE[key] = float(np.sum(c**2) - c[0] ** 2)
-        else:
-            x = target.domain.sample(2**20, seed=12345)
-            _VARIANCE_CACHE[key] = float(np.var(target(x)))
-    return _VARIANCE_CACHE[key]

@@ -8,6 +8,7 @@ import numpy as np
 from ntkgap import complexity, eigen, fourier, walsh
 from ntkgap.domains import Circle
 from ntkgap.eigenlearning import Spectrum
+from ntkgap.variance import target_variance
 
 CIRCLE_KMAX_CAP = 2**14
 
@@ -36,7 +37,7 @@ def spectrum(arch, target, *, kmax: int | None = None) -> tuple[Spectrum, eigen.
         )
         return sp, es
     ws = walsh.walsh_spectrum(target)
-    variance = float((ws.coefficients**2).sum() - ws.coefficients[0] ** 2)
+    variance = target_variance(target)
     if arch.name == "tree":
         es = eigen.hypercube_tree(arch, domain)
         leaves = arch.leaves

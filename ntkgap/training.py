@@ -11,18 +11,20 @@ features). ``param="mf"`` instead multiplies the output by 1/sqrt(width)
 
 One jitted function runs ``eval_every`` steps (a lax.scan) for a group of
 seeds at once (jax.vmap), then scores the validation split and keeps, per
-seed, the best validation checkpoint; it is compiled once and reused for
-every chunk and every group. Early stopping ends the run when no seed
-improved for ``patience`` checks.
+seed, the best validation checkpoint (the starting point counts as
+checkpoint 0); it is compiled once for full chunks and once for a shorter
+last chunk, and reused for every group. Early stopping is per seed: a seed
+stops after ``patience`` checks without improvement (its parameters are
+then frozen by a mask), so its numbers never depend on the other seeds.
 
-Seeds are split into up to ``workers`` equal groups of at least two (the
-last padded with copies of a real seed, whose numbers are discarded), one
-thread per group. XLA's CPU backend runs a batched matmul of the sizes
+Seeds are split into groups of ``GROUP_SIZE`` (the last padded with copies
+of a real seed, whose numbers are discarded), up to ``workers`` threads
+sharing the groups. XLA's CPU backend runs a batched matmul of the sizes
 trained here on about one core whatever the batch (measured: ~100 GFLOP/s
 for 8 x (320x128)@(128x128) with one core or two), so one vmapped group
-leaves the other cores idle; a group per core uses them. A seed's numbers do not depend on the grouping
-(tests compare 1, 2 and 4 workers); a run of one seed alone (``vmap=False``)
-agrees with them to rounding.
+leaves the other cores idle; a group per core uses them. A seed's numbers
+do not depend on the grouping (tests compare 1, 2 and 4 workers); a run of
+one seed alone (``vmap=False``) agrees with them to rounding.
 """
 
 from __future__ import annotations
@@ -44,52 +46,12 @@ from ntkgap._infra import (
 )
 from ntkgap._infra.seeds import derive
 from ntkgap.errors import UsageError
-
-TRACE_COUNT = {"chunk": 0}  # incremented at trace time: tests assert one compilation
-
+from ntkgap.split import split
+from ntkgap.train_config import TrainConfig, validate
+from ntkgap.variance import target_variance
 
 # seeds per vmapped group: every group is padded to this size (see train)
 GROUP_SIZE = 4
-
-
-class TrainConfig(NamedTuple):
-    steps: int = 5000
-    lr: float = 1e-3
-    optimizer: str = "adam"  # adam | sgd
-    schedule: str = "constant"  # constant | cosine
-    batch: int = 0  # 0: full batch
-    eval_every: int = 100
-    patience: int = 0  # 0: no early stopping (best checkpoint still kept)
-    val_frac: float = 0.2
-    alpha: float | None = None  # centred alpha (f - f0) model when set
-    param: str = "ntk"  # ntk | mf
-    weight_decay: float = 0.0
-    dtype: str = "float32"
-    checkpoint: str = "best"  # best (validation) | last
-
-
-def validate(cfg: TrainConfig) -> None:
-    checks = [
-        (cfg.steps >= 1, f"steps={cfg.steps} must be >= 1"),
-        (cfg.lr > 0 and np.isfinite(cfg.lr), f"lr={cfg.lr} must be > 0"),
-        (cfg.optimizer in ("adam", "sgd"), f"optimizer={cfg.optimizer} (allowed: adam, sgd)"),
-        (
-            cfg.schedule in ("constant", "cosine"),
-            f"schedule={cfg.schedule} (allowed: constant, cosine)",
-        ),
-        (cfg.batch >= 0, f"batch={cfg.batch} must be >= 0"),
-        (cfg.eval_every >= 1, f"eval_every={cfg.eval_every} must be >= 1"),
-        (cfg.patience >= 0, f"patience={cfg.patience} must be >= 0"),
-        (0 < cfg.val_frac < 1, f"val_frac={cfg.val_frac} must lie in (0, 1)"),
-        (cfg.alpha is None or cfg.alpha > 0, f"alpha={cfg.alpha} must be > 0"),
-        (cfg.param in ("ntk", "mf"), f"param={cfg.param} (allowed: ntk, mf)"),
-        (cfg.weight_decay >= 0, f"weight_decay={cfg.weight_decay} must be >= 0"),
-        (cfg.dtype in ("float32", "float64"), f"dtype={cfg.dtype} (allowed: float32, float64)"),
-        (cfg.checkpoint in ("best", "last"), f"checkpoint={cfg.checkpoint} (allowed: best, last)"),
-    ]
-    for ok, msg in checks:
-        if not ok:
-            raise UsageError(f"training: {msg}")
 
 
 def _optimizer(cfg):
@@ -111,9 +73,14 @@ class _State(NamedTuple):
     best_step: jnp.ndarray
     key: jnp.ndarray
     step: jnp.ndarray
+    active: jnp.ndarray  # the seed still trains (not plateaued, not diverged)
+    since: jnp.ndarray  # checks since its best validation score
+    nonfinite: jnp.ndarray  # a non-finite loss or validation score was seen
 
 
-def _make(apply_fn, cfg, width, params0_template):
+def _make(apply_fn, cfg, width):
+    """The model and, per chunk length, a jitted program running that many
+    steps for a vmapped group of seeds."""
     scale = 1.0 / np.sqrt(width) if cfg.param == "mf" else 1.0
     opt = _optimizer(cfg)
 
@@ -128,38 +95,63 @@ def _make(apply_fn, cfg, width, params0_template):
         loss = jnp.mean(r**2)
         return loss / cfg.alpha**2 if cfg.alpha is not None else loss
 
-    def chunk(state, params0, xtr, ytr, xva, yva):
-        TRACE_COUNT["chunk"] += 1
-        n = xtr.shape[0]
+    def program(length):
+        def chunk(state, params0, xtr, ytr, xva, yva):
+            n = xtr.shape[0]
 
-        def step(st, _):
-            key, sub = jax.random.split(st.key)
-            if cfg.batch and cfg.batch < n:
-                idx = jax.random.randint(sub, (cfg.batch,), 0, n)
-                xb, yb = xtr[idx], ytr[idx]
-            else:
-                xb, yb = xtr, ytr
-            loss, g = jax.value_and_grad(loss_fn)(st.params, params0, xb, yb)
-            upd, ost = opt.update(g, st.opt_state, st.params)
-            return st._replace(
-                params=optax.apply_updates(st.params, upd), opt_state=ost, key=key, step=st.step + 1
-            ), loss
+            def val_of(params):  # in the state's dtype: the next chunk's types match
+                err = model(params, params0, xva) - yva
+                return jnp.mean(err**2).astype(state.best_val.dtype)
 
-        state, losses = jax.lax.scan(step, state, None, length=cfg.eval_every)
-        # in the state's dtype, so the next chunk's inputs have this chunk's types
-        val = jnp.mean((model(state.params, params0, xva) - yva) ** 2).astype(state.best_val.dtype)
-        better = val < state.best_val
-        best = jax.tree_util.tree_map(
-            lambda b, p: jnp.where(better, p, b), state.best, state.params
-        )
-        state = state._replace(
-            best=best,
-            best_val=jnp.where(better, val, state.best_val),
-            best_step=jnp.where(better, state.step, state.best_step),
-        )
-        return state, jnp.mean(losses), val
+            # the starting point is checkpoint 0: a run that never beats it keeps it
+            val0 = val_of(state.params)
+            loss0 = loss_fn(state.params, params0, xtr, ytr)
+            state = state._replace(best_val=jnp.where(state.step == 0, val0, state.best_val))
+            live = state.active
 
-    return model, opt, jax.jit(jax.vmap(chunk, in_axes=(0, 0, 0, 0, 0, 0)))
+            def step(st, _):
+                key, sub = jax.random.split(st.key)
+                if cfg.batch and cfg.batch < n:
+                    idx = jax.random.randint(sub, (cfg.batch,), 0, n)
+                    xb, yb = xtr[idx], ytr[idx]
+                else:
+                    xb, yb = xtr, ytr
+                loss, g = jax.value_and_grad(loss_fn)(st.params, params0, xb, yb)
+                upd, ost = opt.update(g, st.opt_state, st.params)
+                new = optax.apply_updates(st.params, upd)
+
+                def keep(a, b):  # a stopped seed's state is frozen
+                    return jnp.where(live, a, b)
+
+                return st._replace(
+                    params=jax.tree_util.tree_map(keep, new, st.params),
+                    opt_state=jax.tree_util.tree_map(keep, ost, st.opt_state),
+                    key=keep(key, st.key),
+                    step=st.step + live.astype(st.step.dtype),
+                ), loss
+
+            state, losses = jax.lax.scan(step, state, None, length=length)
+            val = val_of(state.params)
+            finite = jnp.all(jnp.isfinite(losses)) & jnp.isfinite(val)
+            better = live & (val < state.best_val)
+            best = jax.tree_util.tree_map(
+                lambda b, p: jnp.where(better, p, b), state.best, state.params
+            )
+            since = jnp.where(better, 0, state.since + live.astype(state.since.dtype))
+            plateau = (cfg.patience > 0) & (since >= cfg.patience)
+            state = state._replace(
+                best=best,
+                best_val=jnp.where(better, val, state.best_val),
+                best_step=jnp.where(better, state.step, state.best_step),
+                since=since,
+                active=live & finite & ~plateau,
+                nonfinite=state.nonfinite | (live & ~finite),
+            )
+            return state, jnp.mean(losses), val, val0, loss0
+
+        return jax.jit(jax.vmap(chunk))
+
+    return model, opt, program
 
 
 def train(
@@ -169,20 +161,43 @@ def train(
     n: int,
     *,
     seeds,
-    cfg: TrainConfig = TrainConfig(),
+    cfg: TrainConfig | None = None,
     n_test: int = 2000,
     vmap: bool = True,
     workers: int | None = None,
     return_predictions: bool = False,
 ) -> dict:
-    """Train ``len(seeds)`` networks (one per seed: data, init, batches) and
-    score each at its best validation checkpoint. Errors are relative to
-    the target's variance ``target_variance`` (exact) when available.
+    """Train one network per seed and score each at its checkpoint.
 
-    ``vmap=False`` trains the seeds one after another, each a separate run
-    with its own compilation (the baseline the benchmarks compare with);
-    ``workers`` (default ``cores.train_workers()``) threads share the vmapped
-    seeds in equal groups."""
+    Each seed draws its data from :func:`ntkgap.split.split` (the pool's
+    last ``val_frac`` share validates; the NTK predictor with the same seed
+    sees the same pool and test points), its initialisation and batches.
+    Training runs exactly ``cfg.steps`` steps, checking validation every
+    ``eval_every`` (the last check may come sooner); with ``patience`` each
+    seed stops at its own plateau (its parameters frozen) and the run ends
+    when every seed has stopped. A seed whose loss turns non-finite, or whose
+    best checkpoint is its starting point while its training loss rose, is
+    marked ``diverged``.
+
+    Args:
+      arch, target: parsed architecture and target; width: hidden width.
+      n: pool size (train + validation).
+      seeds: one network per seed.
+      cfg: the TrainConfig (default: the schema's defaults).
+      n_test: test points per seed.
+      vmap: False trains the seeds one after another, each a separate run
+        (the baseline the benchmarks compare with).
+      workers: threads sharing the vmapped groups (default
+        ``cores.train_workers()``).
+      return_predictions: also return each seed's test predictions and
+        test points (``test_predictions``, ``x_test``).
+
+    Returns:
+      A JSON-ready dict: ``test_mse`` (mean over seeds, relative to the
+      target's variance) and per seed, ``steps`` (as run), ``diverged``,
+      ``overlap`` (see :class:`ntkgap.split.Split`), the loss curve, ...
+    """
+    cfg = TrainConfig() if cfg is None else cfg
     validate(cfg)
     seeds = [int(s) for s in seeds]
     if not seeds:
@@ -226,14 +241,15 @@ def train(
     R = len(run_seeds)
     dtype = jnp.float32 if cfg.dtype == "float32" else jnp.float64
     init_fn, apply_fn, _ = arch.stax(width)
-    xs, ys, xts, yts = [], [], [], []
+    xs, ys, xts, yts, splits, x_test = [], [], [], [], [], []
     for s in seeds:
-        x = dom.sample(n, seed=derive(s, "train", n))
-        xt = dom.sample(n_test, seed=derive(s, "test", n))
-        xs.append(arch.inputs(dom, x))
-        ys.append(target(x))
-        xts.append(arch.inputs(dom, xt))
-        yts.append(target(xt))
+        sp = split(target, n, seed=s, n_val=n_val, n_test=n_test)
+        xs.append(arch.inputs(dom, np.concatenate([sp.x_train, sp.x_val])))
+        ys.append(np.concatenate([sp.y_train, sp.y_val]))
+        xts.append(arch.inputs(dom, sp.x_test))
+        yts.append(sp.y_test)
+        x_test.append(sp.x_test)
+        splits.append(sp.info())
     X = jnp.asarray(np.stack([xs[i] for i in pad]), dtype)
     Y = jnp.asarray(np.stack([ys[i] for i in pad]), dtype)
     in_shape = (-1,) + X.shape[2:]
@@ -249,9 +265,7 @@ def train(
         ),
         f"training {S} networks of {n_params} parameters",
     )
-    model, opt, chunk = _make(apply_fn, cfg, width, params0)
-    from ntkgap.spectra import target_variance
-
+    model, opt, program = _make(apply_fn, cfg, width)
     var = target_variance(target)
     state = _State(
         params0,
@@ -261,6 +275,9 @@ def train(
         jnp.zeros(R, jnp.int32),
         jnp.stack([jax.random.PRNGKey(derive(s, "batches")) for s in run_seeds]),
         jnp.zeros(R, jnp.int32),
+        jnp.ones(R, bool),
+        jnp.zeros(R, jnp.int32),
+        jnp.zeros(R, bool),
     )
     xtr, ytr, xva, yva = X[:, :n_tr], Y[:, :n_tr], X[:, n_tr:], Y[:, n_tr:]
 
@@ -270,68 +287,92 @@ def train(
     gstate = [part(state, g) for g in range(groups)]
     gargs = [part((params0, xtr, ytr, xva, yva), g) for g in range(groups)]
     start = time.perf_counter()
-    # compiled once, ahead of the threads (two threads must not both trace)
-    step_fn = chunk.lower(gstate[0], *gargs[0]).compile()
+    # exactly cfg.steps: full chunks of eval_every, then a shorter last one
+    full, rest = divmod(cfg.steps, cfg.eval_every)
+    lengths = [cfg.eval_every] * full + ([rest] if rest else [])
+    compiled = {}  # at most two programs, compiled ahead of the threads
     threads = min(groups, workers)
     pool = ThreadPoolExecutor(threads) if threads > 1 else None
-
-    def advance(g):
-        # wait here: dispatch is asynchronous, and a thread that returned at
-        # once would leave the groups queued one behind the other
-        return jax.block_until_ready(step_fn(gstate[g], *gargs[g]))
 
     def joined(arrays):  # one value per real seed, from the groups' outputs
         return np.concatenate([np.asarray(a) for a in arrays])[:S]
 
-    curve, since_best, last_best = [], 0, None
-    n_chunks = -(-cfg.steps // cfg.eval_every)
+    curve, done = [], 0
     try:
-        with progress.bar(total=n_chunks * cfg.eval_every, desc=f"train w={width} n={n}") as bar:
-            for c in range(n_chunks):
+        with progress.bar(total=cfg.steps, desc=f"train w={width} n={n}") as bar:
+            for length in lengths:
+                if length not in compiled:  # two threads must not both trace
+                    compiled[length] = program(length).lower(gstate[0], *gargs[0]).compile()
+                step_fn = compiled[length]
+
+                def advance(g, step_fn=step_fn, states=gstate):
+                    # wait here: dispatch is asynchronous, and a thread that
+                    # returned at once would leave the groups queued one
+                    # behind the other
+                    return jax.block_until_ready(step_fn(states[g], *gargs[g]))
+
                 outs = (
                     list(pool.map(advance, range(groups)))
                     if pool
                     else [advance(g) for g in range(groups)]
                 )
                 gstate = [o[0] for o in outs]
+                if not curve:
+                    v0, l0 = joined(o[3] for o in outs), joined(o[4] for o in outs)
+                    curve.append(
+                        {"step": 0, "train_loss": l0.tolist(), "val_mse": (v0 / var).tolist()}
+                    )
                 tl, vl = joined(o[1] for o in outs), joined(o[2] for o in outs)
+                done += length
                 curve.append(
-                    {
-                        "step": (c + 1) * cfg.eval_every,
-                        "train_loss": tl.tolist(),
-                        "val_mse": (vl / var).tolist(),
-                    }
+                    {"step": done, "train_loss": tl.tolist(), "val_mse": (vl / var).tolist()}
                 )
-                bar.update(cfg.eval_every)
-                bv = joined(st.best_val for st in gstate)
-                since_best = 0 if last_best is None or np.any(bv < last_best) else since_best + 1
-                last_best = bv
-                if cfg.patience and since_best >= cfg.patience:
+                bar.update(length)
+                if not joined(st.active for st in gstate).any():
                     break
     finally:
         if pool:
             pool.shutdown()
     state = jax.tree_util.tree_map(lambda *a: jnp.concatenate(a)[:S], *gstate)
     params0 = jax.tree_util.tree_map(lambda a: a[:S], params0)
-    xtr, ytr = xtr[:S], ytr[:S]
     seconds = time.perf_counter() - start
-    test, train_err, preds = [], [], []
     final = state.best if cfg.checkpoint == "best" else state.params
-    for i in range(len(seeds)):
-        best_i = jax.tree_util.tree_map(lambda p: p[i], final)
-        p0_i = jax.tree_util.tree_map(lambda p: p[i], params0)
-        pred = np.asarray(model(best_i, p0_i, jnp.asarray(xts[i], dtype)), np.float64)
-        test.append(float(np.mean((pred - yts[i]) ** 2) / var))
+    best_step = np.asarray(state.best_step).tolist()
+    steps = np.asarray(state.step).tolist()
+    nonfinite = np.asarray(state.nonfinite).tolist()
+    test, train_err, preds, diverged = [], [], [], []
+    for i in range(S):
+        p0_i = jax.tree_util.tree_map(lambda p, i=i: p[i], params0)
+        xtr_i, ytr_i = xtr[i], np.asarray(ytr[i], np.float64)
+
+        def mse(params, x, y, p0_i=p0_i):
+            pred = np.asarray(model(params, p0_i, x), np.float64)
+            return float(np.mean((pred - y) ** 2)), pred
+
+        fin_i = jax.tree_util.tree_map(lambda p, i=i: p[i], final)
+        t, pred = mse(fin_i, jnp.asarray(xts[i], dtype), yts[i])
+        test.append(t / var)
         preds.append(pred)
-        ptr = np.asarray(model(best_i, p0_i, xtr[i]), np.float64)
-        train_err.append(float(np.mean((ptr - np.asarray(ytr[i], np.float64)) ** 2) / var))
+        train_err.append(mse(fin_i, xtr_i, ytr_i)[0] / var)
+        # the loss rose: the last parameters fit the training set worse than the start
+        last_i = jax.tree_util.tree_map(lambda p, i=i: p[i], state.params)
+        rose = not mse(last_i, xtr_i, ytr_i)[0] <= mse(p0_i, xtr_i, ytr_i)[0]
+        diverged.append(bool(nonfinite[i] or (best_step[i] == 0 and steps[i] > 0 and rose)))
     out = {
         "test_mse": float(np.mean(test)),
         "test_mse_std": float(np.std(test)),
         "test_mse_per_seed": test,
         "train_mse": float(np.mean(train_err)),
-        "steps": int(np.asarray(state.step)[0]),
-        "best_step": np.asarray(state.best_step).tolist(),
+        "steps": int(max(steps)),
+        "steps_requested": cfg.steps,
+        "steps_per_seed": steps,
+        "best_step": best_step,
+        "diverged": any(diverged),
+        "diverged_per_seed": diverged,
+        "overlap": float(np.mean([sp["overlap"] for sp in splits])),
+        "overlap_per_seed": [sp["overlap"] for sp in splits],
+        "train_duplicates": [sp["train_duplicates"] for sp in splits],
+        "n_test_points": [sp["n_test_points"] for sp in splits],
         "seconds": seconds,
         "n_params": n_params,
         "seeds": seeds,
@@ -345,6 +386,7 @@ def train(
     }
     if return_predictions:
         out["test_predictions"] = preds
+        out["x_test"] = x_test
     return out
 
 
@@ -353,7 +395,12 @@ def _depth(arch):
 
 
 def _merge(runs):
-    test = [t for r in runs for t in r["test_mse_per_seed"]]
+    """One result from single-seed runs (``vmap=False``)."""
+
+    def cat(key):
+        return [v for r in runs for v in r[key]]
+
+    test = cat("test_mse_per_seed")
     out = dict(runs[0])
     out.update(
         test_mse=float(np.mean(test)),
@@ -361,10 +408,18 @@ def _merge(runs):
         test_mse_per_seed=test,
         train_mse=float(np.mean([r["train_mse"] for r in runs])),
         seconds=float(sum(r["seconds"] for r in runs)),
-        seeds=[s for r in runs for s in r["seeds"]],
-        best_step=[b for r in runs for b in r["best_step"]],
+        seeds=cat("seeds"),
+        best_step=cat("best_step"),
         steps=max(r["steps"] for r in runs),
+        steps_per_seed=cat("steps_per_seed"),
+        diverged=any(r["diverged"] for r in runs),
+        diverged_per_seed=cat("diverged_per_seed"),
+        overlap=float(np.mean(cat("overlap_per_seed"))),
+        overlap_per_seed=cat("overlap_per_seed"),
+        train_duplicates=cat("train_duplicates"),
+        n_test_points=cat("n_test_points"),
     )
     if "test_predictions" in runs[0]:
-        out["test_predictions"] = [p for r in runs for p in r["test_predictions"]]
+        out["test_predictions"] = cat("test_predictions")
+        out["x_test"] = cat("x_test")
     return out

@@ -23,7 +23,7 @@ def fwht(values) -> np.ndarray:
     a = np.array(values, dtype=np.float64, copy=True)
     n = a.shape[0]
     if n & (n - 1) or n == 0:
-        raise ValueError(f"length {n} is not a power of two")
+        raise UsageError(f"Walsh transform: length {n} is not a power of two (allowed: 2^s)")
     tmp = np.empty(n // 2)
     h = 1
     while h < n:
@@ -81,7 +81,17 @@ def walsh_spectrum(target) -> WalshSpectrum:
     return WalshSpectrum(tuple(target.support), coef)
 
 
-def bit_column_matrix(s: int) -> np.ndarray:
-    """All 2^s points of {-1,+1}^s in index order, shape (2^s, s)."""
-    idx = np.arange(2**s, dtype=np.int64)
-    return 1.0 - 2.0 * ((idx[:, None] >> np.arange(s)) & 1)
+def bit_column_matrix(s: int, index=None, dtype=np.float64) -> np.ndarray:
+    """Points of {-1,+1}^s in index order: row r is the point of index
+    ``index[r]`` (all 2^s indices when None), x_j = 1 - 2 bit_j(index).
+
+    Args:
+      s: the number of coordinates.
+      index: point indices (integers in [0, 2^s)), or None for all.
+      dtype: the dtype of the result (int8 for hypercube points).
+
+    Returns:
+      An array of shape (len(index), s).
+    """
+    idx = np.arange(2**s, dtype=np.int64) if index is None else np.asarray(index, np.int64)
+    return (1 - 2 * ((idx[:, None] >> np.arange(s)) & 1)).astype(dtype)

@@ -1,6 +1,10 @@
 """Finite networks: the exact sawtooth network, the lazy limit against the
 NTK predictor, the sparse-parity witness, vmap/seed determinism."""
 
+import contextlib
+import logging
+import re
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -103,6 +107,26 @@ def test_sparse_parity_network_beats_ntk_regression():
     assert net["test_mse"] < 0.1
 
 
+@contextlib.contextmanager
+def chunk_compilations():
+    """The compilations of training's chunk program inside the block, read
+    from JAX's compilation log (jax.log_compiles)."""
+    seen = []
+
+    class Handler(logging.Handler):
+        def emit(self, record):
+            if re.match(r"Compiling \S*chunk\b", record.getMessage()):
+                seen.append(record.getMessage())
+
+    logger, handler = logging.getLogger("jax"), Handler()
+    logger.addHandler(handler)
+    try:
+        with jax.log_compiles():
+            yield seen
+    finally:
+        logger.removeHandler(handler)
+
+
 def _cfg(**kw):
     return training.TrainConfig(steps=300, lr=3e-3, batch=32, eval_every=50, dtype="float64", **kw)
 
@@ -119,12 +143,12 @@ def test_vmapped_seeds_equal_sequential_runs():
 def test_same_seed_gives_identical_numbers_and_compiles_once(dtype):
     arch, target = parse_arch("tree:arity=2,L=2"), parse_target("tree:d=16,L=2,arity=2,node=parity")
     cfg = _cfg()._replace(dtype=dtype)
-    training.TRACE_COUNT["chunk"] = 0
-    a = training.train(arch, 32, target, 100, seeds=[7, 8, 5, 6], cfg=cfg, workers=1)
-    assert training.TRACE_COUNT["chunk"] == 1  # 6 chunks of steps, one trace
-    training.TRACE_COUNT["chunk"] = 0
-    b = training.train(arch, 32, target, 100, seeds=[7, 8, 5, 6], cfg=cfg, workers=2)
-    assert training.TRACE_COUNT["chunk"] == 1  # two groups, one trace
+    with chunk_compilations() as compiled:
+        a = training.train(arch, 32, target, 100, seeds=[7, 8, 5, 6], cfg=cfg, workers=1)
+    assert len(compiled) == 1  # 6 chunks of steps, one compilation
+    with chunk_compilations() as compiled:
+        b = training.train(arch, 32, target, 100, seeds=[7, 8, 5, 6], cfg=cfg, workers=2)
+    assert len(compiled) == 1  # two groups, one compilation
     assert a["test_mse_per_seed"] == b["test_mse_per_seed"]
     assert a["loss_curve"] == b["loss_curve"]
     c = training.train(arch, 32, target, 100, seeds=[9, 8], cfg=cfg)

@@ -59,7 +59,8 @@ def test_parity_has_all_weight_at_degree_k(d, k, seed):
 
 
 # hand-derived expansions, +1 = true: AND(u,v) = (-1 + u + v + uv)/2, OR = (1 + u + v - uv)/2,
-# MAJ3 = (u + v + w - uvw)/2; depth-2 AND tree = AND of 4 = -1 + 2 prod (1 + x_i)/2 = -7/8 + sum_{S != 0} 1/8 chi_S
+# MAJ3 = (u + v + w - uvw)/2; depth-2 AND tree = AND of 4 = -1 + 2 prod (1 + x_i)/2
+# = -7/8 + sum_{S != 0} 1/8 chi_S
 HAND = {
     "tree:d=2,L=1,arity=2,node=and": {0: -0.5, 1: 0.5, 2: 0.5, 3: 0.5},
     "tree:d=2,L=1,arity=2,node=or": {0: 0.5, 1: 0.5, 2: 0.5, 3: -0.5},
@@ -101,7 +102,7 @@ def test_sawtooth_dominant_frequency_and_quadrature(L):
         a = (
             sum(
                 integrate.quad(
-                    lambda th: t(np.array([th]))[0] * np.cos(k * th), lo, hi, epsabs=1e-13
+                    lambda th, k=k: t(np.array([th]))[0] * np.cos(k * th), lo, hi, epsabs=1e-13
                 )[0]
                 for lo, hi in zip(brk[:-1], brk[1:])
             )
@@ -110,7 +111,7 @@ def test_sawtooth_dominant_frequency_and_quadrature(L):
         b = (
             sum(
                 integrate.quad(
-                    lambda th: t(np.array([th]))[0] * np.sin(k * th), lo, hi, epsabs=1e-13
+                    lambda th, k=k: t(np.array([th]))[0] * np.sin(k * th), lo, hi, epsabs=1e-13
                 )[0]
                 for lo, hi in zip(brk[:-1], brk[1:])
             )
@@ -171,16 +172,15 @@ def test_architecture_reports():
     np.testing.assert_array_equal(c(x), c(y))
 
 
-def test_walsh_24_bits_under_5_seconds():
+def test_walsh_24_bits_under_10_seconds():
     import time
 
     t = parse_target("tree:d=24,L=3,arity=2,node=parity")
     t_par = parse_target("parity:d=24,k=24")
     start = time.perf_counter()
     ws = walsh.walsh_spectrum(t_par)
-    assert (
-        time.perf_counter() - start < 5.0 * 2
-    )  # generous on a loaded CI core; benchmark reports the time
+    # generous on a loaded CI core; the benchmark reports the time
+    assert time.perf_counter() - start < 10.0
     assert np.isclose(ws.coefficients[-1], 1.0)
     assert walsh.walsh_spectrum(t).degree_profile()[8] == pytest.approx(1.0)
 

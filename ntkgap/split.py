@@ -1,0 +1,171 @@
+"""The one (train, validation, test) split every predictor of a comparison
+uses: the NTK predictor and the trained networks with the same (target, n,
+seed) see the same sample pool and the same test points.
+
+On the hypercube a target reads only its support coordinates, so points
+are told apart by their *support configuration* (the values of those
+coordinates; a tree target on d = 24 with 8 leaves has 256). The n pool
+points (train, then validation) carry distinct configurations, drawn
+without replacement; the test points carry configurations outside the
+pool, and the function asserts it. Where the support cube has at most
+2^``EXACT_BITS`` configurations the draw is exact (a permutation); where
+fewer configurations remain than ``n_test`` the test set is all of them,
+each equally often. Where n exceeds the support cube, configurations must
+repeat: the pool then covers the cube as evenly as possible, the test set
+is drawn from the whole cube, and ``overlap`` (the fraction of test points
+whose configuration is in the pool) says so. Coordinates outside the
+support are filled at random from the seed. On the circle points are
+continuous: the overlap is 0.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from ntkgap._infra.seeds import derive
+from ntkgap.domains import Circle
+from ntkgap.errors import UsageError
+
+# support cubes of up to 2^EXACT_BITS configurations are permuted exactly
+EXACT_BITS = 20
+_MAX_ROUNDS = 64  # rejection rounds for larger cubes (each draws the missing rows twice)
+
+
+class Split(NamedTuple):
+    """Points (domain format) and labels of one split, and what it shares.
+
+    ``overlap``: fraction of test points whose support configuration is a
+    pool (train or validation) configuration; ``duplicates``: pool points
+    whose configuration repeats an earlier one; ``support_bits``: s (None on
+    the circle); ``exhaustive``: the test set is every configuration outside
+    the pool.
+    """
+
+    x_train: np.ndarray
+    y_train: np.ndarray
+    x_val: np.ndarray
+    y_val: np.ndarray
+    x_test: np.ndarray
+    y_test: np.ndarray
+    overlap: float
+    duplicates: int
+    support_bits: int | None
+    exhaustive: bool
+
+    def info(self) -> dict:
+        """The JSON-ready facts of the split (for results)."""
+        return {
+            "overlap": self.overlap,
+            "train_duplicates": self.duplicates,
+            "n_test_points": int(self.x_test.shape[0]),
+            "test_exhaustive": self.exhaustive,
+        }
+
+
+def split(target, n: int, *, seed: int, n_val: int = 0, n_test: int = 2000) -> Split:
+    """Draw the pool of n points (the first n - n_val train, the rest
+    validation) and n_test test points for ``target``.
+
+    Args:
+      target: a parsed target.
+      n: pool size (train + validation), >= 1.
+      seed: the seed; the pool and the test points depend only on
+        (target, n, seed, n_test), never on n_val.
+      n_val: validation points taken from the end of the pool.
+      n_test: test points wanted (fewer when fewer configurations remain).
+
+    Returns:
+      A :class:`Split`.
+    """
+    n, n_val, n_test = int(n), int(n_val), int(n_test)
+    if n < 1 or not 0 <= n_val < n or n_test < 1:
+        raise UsageError(f"split: n={n}, n_val={n_val}, n_test={n_test} (allowed: 0 <= n_val < n)")
+    dom = target.domain
+    if isinstance(dom, Circle):
+        pool = dom.sample(n, seed=derive(seed, "train", n))
+        test = dom.sample(n_test, seed=derive(seed, "test", n))
+        overlap = float(np.mean(np.isin(test, pool)))
+        return _finish(target, pool, test, n_val, overlap, 0, None, False)
+    sup = np.asarray(target.support, dtype=np.int64)
+    s = sup.size
+    rng = np.random.default_rng(derive(seed, "split-pool", n))
+    trng = np.random.default_rng(derive(seed, "split-test", n, n_test))
+    exhaustive = False
+    if s <= EXACT_BITS:
+        size = 2**s
+        rounds = -(-n // size)
+        pool_idx = np.concatenate([rng.permutation(size) for _ in range(rounds)])[:n]
+        rest = np.setdiff1d(np.arange(size), pool_idx)
+        if rest.size == 0:  # n covers the cube: test configurations repeat pool ones
+            test_idx = trng.integers(0, size, n_test)
+        elif rest.size <= n_test:  # all remaining, each equally often
+            reps = max(1, n_test // rest.size) if s < dom.d else 1
+            test_idx = np.tile(rest, reps)
+            exhaustive = True
+        else:
+            test_idx = trng.choice(rest, n_test, replace=False)
+        pool_bits = _index_bits(pool_idx, s)
+        test_bits = _index_bits(test_idx, s)
+    else:
+        pool_bits = _distinct_rows(rng, n, s, exclude=None)
+        test_bits = _distinct_rows(trng, n_test, s, exclude=_keys(pool_bits), unique=False)
+    pool = _fill(rng, pool_bits, sup, dom.d)
+    test = _fill(trng, test_bits, sup, dom.d)
+    pool_keys = _keys(pool[:, sup] < 0)
+    duplicates = n - len(pool_keys)
+    test_keys = [bytes(k) for k in np.packbits(test[:, sup] < 0, axis=1)]
+    overlap = float(np.mean([k in pool_keys for k in test_keys]))
+    if duplicates == 0 and n < 2**s:
+        # the construction promises disjointness here: check it on the points
+        if overlap != 0.0:
+            raise AssertionError(f"split: {overlap:.3g} of test points are pool points")
+    return _finish(target, pool, test, n_val, overlap, duplicates, s, exhaustive)
+
+
+def _finish(target, pool, test, n_val, overlap, duplicates, s, exhaustive):
+    n_tr = pool.shape[0] - n_val
+    y, yt = target(pool), target(test)
+    return Split(
+        pool[:n_tr], y[:n_tr], pool[n_tr:], y[n_tr:], test, yt, overlap, duplicates, s, exhaustive
+    )
+
+
+def _index_bits(index, s):
+    """Configuration bits (True where x_j = -1) of configuration indices."""
+    return ((np.asarray(index, np.int64)[:, None] >> np.arange(s)) & 1).astype(bool)
+
+
+def _keys(bits) -> set:
+    return {bytes(k) for k in np.packbits(bits, axis=1)}
+
+
+def _distinct_rows(rng, m, s, *, exclude, unique=True):
+    """m random configurations of s bits, none in ``exclude``, pairwise
+    distinct when ``unique`` (rejection sampling; the cube has > 2^20)."""
+    rows, seen = [], set(exclude or ())
+    for _ in range(_MAX_ROUNDS):
+        need = m - len(rows)
+        if need == 0:
+            break
+        cand = rng.integers(0, 2, size=(2 * need, s), dtype=np.uint8).astype(bool)
+        for row, key in zip(cand, np.packbits(cand, axis=1)):
+            k = bytes(key)
+            if k in seen:
+                continue
+            if unique:
+                seen.add(k)
+            rows.append(row)
+            if len(rows) == m:
+                break
+    if len(rows) < m:
+        raise UsageError(f"split: could not draw {m} distinct configurations of {s} bits")
+    return np.asarray(rows, dtype=bool).reshape(m, s)
+
+
+def _fill(rng, bits, sup, d):
+    """Points with the given support configurations, the rest at random."""
+    x = (1 - 2 * rng.integers(0, 2, size=(bits.shape[0], d), dtype=np.int8)).astype(np.int8)
+    x[:, sup] = np.where(bits, -1, 1).astype(np.int8)
+    return x
