@@ -331,7 +331,7 @@ def _ntk(cell):
 def _theory(cell):
     import numpy as np
 
-    from ntkgap import eigenlearning, theory
+    from ntkgap import complexity, eigenlearning, theory
     from ntkgap.arch import parse_arch
     from ntkgap.targets import parse_target
 
@@ -341,6 +341,9 @@ def _theory(cell):
         "n": ns,
         "test_mse": eigenlearning.relative_test_mse(np.array(ns, float), sp).tolist(),
         "n_star": {str(e): eigenlearning.sample_complexity(sp, e) for e in _get(cell, "eps")},
+        # ||f||_H^2 / Var f over the listed eigenspaces (the part of f the
+        # kernel's listed blocks carry; Bietti & Mairal 2019 for its growth)
+        "rkhs_norm_over_variance": complexity.rkhs_norm(sp.power, sp.eigenvalue) / sp.variance,
     }
 
 

@@ -1,58 +1,80 @@
-"""E7: the dichotomy: NTK n* against Fourier complexity, networks' n*
-against architectural complexity."""
+"""E7: the dichotomy: kernels' n* against Fourier complexity (average Walsh
+degree), trained networks' n* against architectural complexity (number of
+constituents); both kernels and both trained networks of E4, and the zoo's
+fc-NTK theory."""
 
 import re
 
-import analysis
 import style  # noqa: I001  (first: puts experiments/ on sys.path)
-from matplotlib.ticker import FixedLocator, LogLocator, NullFormatter, ScalarFormatter
+import analysis
+from matplotlib.ticker import NullFormatter, ScalarFormatter
 from style import plt
 
 from ntkgap import runner
 
 spec = {c["target"]: r for c, r in runner.results("zoo", "spectrum")}
-fig, (a1, a2) = plt.subplots(1, 2, figsize=(9.5, 3.6))
-pts1 = []
-for (t, a), r in analysis.theory("zoo").items():
-    v = r["n_star"].get(str(analysis.EPS))
+fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4.0))
+eps = analysis.EPS
+colors = {"tree_ntk": "#1e8449", **style.COLORS}
+
+
+def short(t):
+    return re.sub(r"d=\d+,|,seed=0|arity=2,", "", t)
+
+
+pts1, pts2 = [], []
+for (t, _a), r in analysis.theory("zoo").items():
+    v = r["n_star"].get(str(eps))
     if t in spec and v:
         n = v["n_star"] if not v["censored"] else v["n_max"]
-        pts1.append((spec[t]["complexity"]["average_degree"], n, v["censored"], t))
-for x, y, cens, t in pts1:
-    a1.plot(x, y, "^" if cens else "o", color=style.COLORS["ntk"], alpha=0.5 if cens else 1)
+        deg = spec[t]["complexity"]["average_degree"]
+        a1.plot(deg, n, "^" if v["censored"] else "o", color=colors["theory"], alpha=0.6)
+        pts1.append((deg, n, short(t)))
+a1.plot([], [], "o", color=colors["theory"], label="fc NTK, eigenlearning (zoo)")
+for method, ax, pts, kinds in (
+    ("ntk_search", a1, pts1, {"tree": "tree_ntk", "fc": "ntk"}),
+    ("net_search", a2, pts2, {"tree": "tree", "fc": "net"}),
+):
+    seen = set()
+    for cell, r in runner.results("e4_trees", method):
+        t, arch = cell["target"], cell["arch"].split(":")[0]
+        if t not in spec or abs(cell["eps"] - eps) > 1e-12:
+            continue
+        med = r["median"]
+        x = (
+            spec[t]["complexity"]["average_degree"]
+            if method == "ntk_search"
+            else spec[t]["architecture"]["constituents"]
+        )
+        mark = {"right": "^", "left": "v"}.get(med["censored"], "o")
+        lab = f"{arch} {'NTK (KRR)' if method == 'ntk_search' else 'net (trained)'}"
+        ax.plot(
+            x, med["n_star"], mark, color=colors[kinds[arch]],
+            label=None if lab in seen else lab, mfc="none" if med["censored"] else None,
+        )
+        seen.add(lab)
+        pts.append((x, med["n_star"], short(t)))
 a1.set(
     yscale="log",
     xlabel="Fourier complexity: average Walsh degree",
-    ylabel="NTK n*(0.1) (theory; ^ censored)",
-    title="kernel: governed by Fourier complexity",
+    ylabel=f"kernel n*({eps})",
+    title="kernels against Fourier complexity",
 )
-pts = []
-for (t, a), curve in analysis.curves("e4_trees", "net").items():
-    if a.startswith("tree") and t in spec:
-        r = analysis.n_star_with_ci(curve)
-        arch = spec[t]["architecture"]
-        mark = "^" if r["censored"] else "v" if r["left_censored"] else "o"
-        pts.append((arch["constituents"], r["n_star"] or max(curve), mark, t))
-for x, y, mark, t in pts:
-    a2.plot(x, y, mark, color=style.COLORS["tree"])
-if not pts:
-    style.no_data(a2, "e4_trees tree nets on zoo targets")
 a2.set(
     xscale="log",
     yscale="log",
     xlabel="architectural complexity: number of constituents",
-    ylabel="tree-net n*(0.1) (empirical; v: <= smallest n)",
-    title="network: governed by architecture",
+    ylabel=f"trained-network n*({eps}) (median seed)",
+    title="trained networks against architectural complexity",
 )
-# plain numbers at the data's own constituent counts and at 1-2-5 steps:
-# matplotlib's log minor labels crowd these short axes
-if pts:
-    a2.xaxis.set_major_locator(FixedLocator(sorted({p[0] for p in pts})))
-a2.yaxis.set_major_locator(LogLocator(base=10, subs=(1, 2, 5)))
-for axis in (a2.xaxis, a2.yaxis):
+if not pts2:
+    style.no_data(a2, "e4_trees networks")
+for axis in (a2.xaxis,):
     axis.set_major_formatter(ScalarFormatter())
     axis.set_minor_formatter(NullFormatter())
-fig.subplots_adjust(wspace=0.35)
-style.label_points(a1, [(x, y, re.sub(r"d=\d+,", "", t.split(",seed")[0])) for x, y, _, t in pts1])
-style.label_points(a2, [(x, y, re.sub(r"d=\d+,", "", t)) for x, y, _, t in pts])
+for ax in (a1, a2):
+    ax.legend(fontsize=6, loc="upper left")
+fig.subplots_adjust(wspace=0.3)
+style.label_points(a1, pts1)
+style.label_points(a2, pts2)
 style.save(fig, "e7_dichotomy")
