@@ -32,6 +32,7 @@ def stored_config(path):
 
 def budgets(cfg):
     """One line per network grid of the profile: width, steps, optimiser..."""
+
     def j(v):
         return ", ".join(map(str, v)) if isinstance(v, list) else str(v)
 
@@ -43,8 +44,11 @@ def budgets(cfg):
         out.append(
             f"{j(g['arch'])}: width {j(g['width'])}, at most {j(g.get('steps', 5000))} steps of "
             f"{g.get('optimizer', 'adam')}"
-            + (f" (early stop: patience {g['patience']} checks of {g.get('eval_every', 100)})"
-               if g.get("patience") else "")
+            + (
+                f" (early stop: patience {g['patience']} checks of {g.get('eval_every', 100)})"
+                if g.get("patience")
+                else ""
+            )
             + (f", lr chosen on validation from {j(lr)}" if isinstance(lr, list) else f", lr {lr}")
             + (f", batch {j(g['batch'])}" if g.get("batch") else ", full batch")
             + (f", alpha {j(g['alpha'])}" if g.get("alpha") else "")
@@ -101,7 +105,8 @@ GLOSSARY = [
     "- **n\\*(eps)**: the sample complexity, the smallest number of training samples at which the "
     "relative test MSE reaches eps; measured by an adaptive search over n per seed (geometric "
     "bracketing, then bisection to a factor 1.25) and read from the median seed; *censored* when "
-    "not reached by the largest n searched (> n_max) or already reached at the smallest (<= n_min).",
+    "not reached by the largest n searched (> n_max) or already reached at the smallest "
+    "(<= n_min).",
     "- **Fourier complexity**: how a target's Walsh/Fourier weight spreads over degrees or "
     "frequencies (here the average degree); governs kernel methods.",
     "- **architectural complexity**: the number of small constituents a target is built from; "

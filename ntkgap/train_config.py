@@ -163,12 +163,21 @@ def from_mapping(values: Mapping, *, text: bool = False) -> TrainConfig:
 
 
 def validate(cfg: TrainConfig) -> None:
-    """Raise UsageError ``training: name=value ...`` for the first bad field."""
+    """Raise UsageError ``training: name=value ...`` for the first bad field,
+    or for a combination that would not mean what it says."""
     try:
         for f in FIELDS:
             check_value(f.name, getattr(cfg, f.name))
     except UsageError as exc:
         raise UsageError(f"training: {exc}") from None
+    if cfg.alpha is not None and cfg.optimizer != "sgd":
+        # the alpha (f - f0) model with the loss / alpha^2 is lazy under
+        # gradient descent (Chizat, Oyallon & Bach 2019); Adam normalises its
+        # steps, which moves f by ~alpha * lr and breaks that scaling
+        raise UsageError(
+            f"training: alpha={cfg.alpha:g} needs optimizer=sgd (got {cfg.optimizer}): "
+            "Adam's normalised steps do not give the lazy (linearised) dynamics"
+        )
 
 
 def add_options(parser) -> None:

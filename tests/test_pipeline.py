@@ -16,9 +16,23 @@ import tomllib
 import pytest
 from conftest import ROOT
 
+from ntkgap import claims
+
 EXPERIMENTS = sorted(glob.glob(os.path.join(ROOT, "experiments", "*.toml")))
 FIGURES = sorted(glob.glob(os.path.join(ROOT, "experiments", "figures", "fig_*.py")))
-VERDICTS = {"supported", "not supported", "inconclusive at this profile's scale"}
+VERDICTS = set(claims.VERDICTS)
+CLAIM_FIELDS = {
+    "id",
+    "claim",
+    "predictors",
+    "statistic",
+    "value",
+    "lo",
+    "hi",
+    "seeds",
+    "rule",
+    "verdict",
+}
 
 
 def _shrink(grid):
@@ -31,9 +45,13 @@ def _shrink(grid):
     for key in ("seed", "seeds"):
         if isinstance(g.get(key), list):
             g[key] = g[key][:2]
-    if m == "net":
+    if m in ("ntk_search", "net_search"):
+        g.update(n_min=4, n_max=min(g["n_max"], 12), n_test=min(g.get("n_test", 200), 4))
+    if m in ("net", "net_search"):
         g.update(steps=min(g.get("steps", 100), 100), eval_every=50)
         g["width"] = min(min(g["width"]) if isinstance(g["width"], list) else g["width"], 16)
+        if isinstance(g.get("lr"), list):
+            g["lr"] = g["lr"][:2]
     if m in ("ntk", "net"):
         g["n_test"] = 200
     return g
@@ -44,6 +62,8 @@ def _toml_value(v):
         return "true" if v else "false"
     if isinstance(v, list):
         return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items()) + " }"
     return json.dumps(v)  # strings, ints and floats read back the same in TOML
 
 
@@ -51,6 +71,8 @@ def _write_small(path, out_dir):
     with open(path, "rb") as fh:
         cfg = tomllib.load(fh)
     lines = [f"name = {_toml_value(cfg['name'])}", f"title = {_toml_value(cfg.get('title', ''))}"]
+    for c in cfg.get("claim", []):
+        lines += ["[[claim]]"] + [f"{k} = {_toml_value(v)}" for k, v in c.items()]
     for prof in ("quick", "full"):
         lines.append(f"[{prof}]")
         for grid in cfg[prof]["grid"]:
@@ -112,14 +134,23 @@ def test_report_and_summary_carry_every_claim(pipeline):
     tmp, stdout = pipeline
     summary = json.loads((tmp / "results" / "summary.json").read_text())
     ids = {c["id"] for c in summary["claims"]}
-    assert {"E1", "E2", "E3b"} <= ids, ids  # the claims that tiny runs can always decide
-    assert all(c["verdict"] in VERDICTS for c in summary["claims"])
+    # every claim declared in a config reaches the summary, with the contract's fields
+    declared = set()
+    for path in EXPERIMENTS:
+        with open(path, "rb") as fh:
+            declared |= {c["id"] for c in tomllib.load(fh).get("claim", [])}
+    assert declared == ids, ids ^ declared
+    assert {"E1", "E2", "E3a-ntk", "E3a-rkhs", "E3b-k3-relu-b0.1", "E4-Q1-tree-parity"} <= ids
     text = (tmp / "REPORT.md").read_text()
     for c in summary["claims"]:
-        assert f"| {c['id']}: " in text
+        assert CLAIM_FIELDS <= set(c), c["id"]
+        assert c["verdict"] in VERDICTS
+        if c["lo"] is not None:
+            assert c["seeds"] >= 8, c["id"]  # a CI needs >= 8 seeds
+        assert f"| {c['id']} | **{c['verdict']}** |" in text
+        assert c["rule"]["text"] in text  # the pre-registered rule is echoed
     for script in FIGURES:
-        assert (
-            f"figures/{os.path.basename(script)[4:-3]}.png" in text
-        )  # every figure has its caption
-    assert "100 steps" in text  # budgets come from the configs as run, not the repo's
+        # every figure has its caption
+        assert f"figures/{os.path.basename(script)[4:-3]}.png" in text
+    assert "at most 100 steps" in text  # budgets come from the configs as run, not the repo's
     assert "# ntkgap report (quick profile)" in text and "claims:" in stdout

@@ -19,7 +19,9 @@ SERIES = (  # (method, arch prefix, label, colour key, marker)
 COLORS = dict(style.COLORS, tree_ntk="#1e8449")
 nodes = sorted(
     {analysis.node_of(c["target"]) for c, _ in runner.results(EXP)} - {None},
-    key=lambda s: ("parity", "linear-plus", "tanh").index(s) if s in ("parity", "linear-plus", "tanh") else 9,
+    key=lambda s: (
+        ("parity", "linear-plus", "tanh").index(s) if s in ("parity", "linear-plus", "tanh") else 9
+    ),
 )
 cols = max(len(nodes), 1)
 fig, axes = plt.subplots(1, cols, figsize=(4.4 * cols, 4.0), squeeze=False)
@@ -27,7 +29,10 @@ eps = analysis.EPS
 for ax, node in zip(axes[0], nodes):
     fam = {"name": "tree", "arity": 2, "node": node}
     Ls = set()
-    for arch, lab, ck in (("fc", "fc NTK theory", "theory"), ("tree", "tree NTK theory", "tree_ntk")):
+    for arch, lab, ck in (
+        ("fc", "fc NTK theory", "theory"),
+        ("tree", "tree NTK theory", "tree_ntk"),
+    ):
         th = claims.theory_nstar_by_depth(EXP, fam, arch, eps)
         L = [x for x, v in th.items() if not v.get("censored")]
         if not L:
@@ -53,14 +58,19 @@ for ax, node in zip(axes[0], nodes):
             elif med["n_star"] is not None:
                 lo, hi = med["lo"] or med["n_star"], med["hi"] or med["n_star"]
                 ax.errorbar(
-                    x, med["n_star"], yerr=[[med["n_star"] - lo], [hi - med["n_star"]]],
-                    fmt=mk, color=COLORS[ck], capsize=2, ms=5,
+                    x,
+                    med["n_star"],
+                    yerr=[[med["n_star"] - lo], [hi - med["n_star"]]],
+                    fmt=mk,
+                    color=COLORS[ck],
+                    capsize=2,
+                    ms=5,
                 )
         ax.plot([], [], mk, color=COLORS[ck], label=lab)
         Ls |= set(recs)
     if Ls:
         L = np.arange(min(Ls), max(Ls) + 1)
-        ax.plot(L, 2.0 ** (2.0 ** L), ":", color="grey", lw=1, label="leaf configurations 2^(2^L)")
+        ax.plot(L, 2.0 ** (2.0**L), ":", color="grey", lw=1, label="leaf configurations 2^(2^L)")
     ax.set(
         yscale="log",
         xlabel="tree depth L",

@@ -49,8 +49,12 @@ for method, ax, pts, kinds in (
         mark = {"right": "^", "left": "v"}.get(med["censored"], "o")
         lab = f"{arch} {'NTK (KRR)' if method == 'ntk_search' else 'net (trained)'}"
         ax.plot(
-            x, med["n_star"], mark, color=colors[kinds[arch]],
-            label=None if lab in seen else lab, mfc="none" if med["censored"] else None,
+            x,
+            med["n_star"],
+            mark,
+            color=colors[kinds[arch]],
+            label=None if lab in seen else lab,
+            mfc="none" if med["censored"] else None,
         )
         seen.add(lab)
         pts.append((x, med["n_star"], short(t)))

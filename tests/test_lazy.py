@@ -1,0 +1,53 @@
+"""The lazy limit is real: a wide centred alpha (f - f0) network trained by
+gradient descent on the loss / alpha^2 follows kernel gradient descent with
+its own analytic NTK (Jacot et al. 2018; Chizat, Oyallon & Bach 2019). The
+reference is that linear dynamics, iterated here in numpy on the same
+training and test points: g <- g - (2 lr / n) K (g - y)."""
+
+import numpy as np
+
+from ntkgap import kernels, training
+from ntkgap.arch import parse_arch
+from ntkgap.split import split
+from ntkgap.targets import parse_target
+from ntkgap.train_config import TrainConfig
+
+
+def test_lazy_network_test_error_within_20_percent_of_its_ntk_dynamics():
+    arch, target = parse_arch("fc:depth=1"), parse_target("sawtooth:L=2")
+    n, steps, n_test = 80, 400, 400
+    n_val = round(0.2 * n)
+    sp = split(target, n, seed=0, n_val=n_val, n_test=n_test)
+    dom = target.domain
+    xtr, xte = arch.inputs(dom, sp.x_train), arch.inputs(dom, sp.x_test)
+    K, Kt = kernels.gram(arch, xtr), kernels.gram(arch, xte, xtr)
+    n_tr = len(xtr)
+    lr = 0.5 * n_tr / np.linalg.eigvalsh(K)[-1]  # stable: (2 lr / n) lambda_max = 1
+    g, gt = np.zeros(n_tr), np.zeros(len(xte))
+    for _ in range(steps):
+        r = g - sp.y_train
+        g, gt = g - (2 * lr / n_tr) * K @ r, gt - (2 * lr / n_tr) * Kt @ r
+    ref = np.mean((gt - sp.y_test) ** 2)
+    cfg = TrainConfig(
+        steps=steps, lr=float(lr), optimizer="sgd", alpha=100.0, eval_every=steps,
+        checkpoint="last", dtype="float64",
+    )  # fmt: skip
+    out = training.train(arch, 4096, target, n, seeds=[0], cfg=cfg, n_test=n_test,
+                         return_predictions=True)  # fmt: skip
+    pred = np.asarray(out["test_predictions"][0])
+    net = np.mean((pred - sp.y_test) ** 2)
+    assert abs(net - ref) <= 0.2 * ref, (net, ref)
+    # and the dynamics did something: far below the variance (1/12) of the target
+    assert ref < 0.2 * target.variance
+
+
+def test_alpha_with_adam_is_refused():
+    import pytest
+
+    from ntkgap.errors import UsageError
+
+    with pytest.raises(UsageError, match="needs optimizer=sgd"):
+        training.train(
+            parse_arch("fc:depth=1"), 16, parse_target("sawtooth:L=2"), 32, seeds=[0],
+            cfg=TrainConfig(alpha=10.0, steps=10),
+        )  # fmt: skip
