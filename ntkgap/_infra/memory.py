@@ -192,14 +192,28 @@ def eigen_estimates(arch, domain, kmax) -> list:
                 f"hypercube eigenvalues at d={domain.d}, kmax={k}",
             )
         ]
-    return []
+    return [
+        (
+            "bytes",
+            tree_eigen_bytes(arch.leaves, domain.d),
+            f"tree-kernel eigenvalues over 2^{arch.leaves} leaf patterns at d={domain.d}",
+        )
+    ]
+
+
+def tree_eigen_bytes(leaves: int, d: int) -> float:
+    """The kernel row over all 2^leaves leaf patterns: the pattern matrix
+    and the network inputs, 2^leaves x d float64 each, and the row."""
+    return 2.0**leaves * (16.0 * d + 32.0)
 
 
 def theory_estimates(arch, target) -> list:
     """Eigenlearning's spectrum (the degrees ``ntkgap.theory`` asks for)."""
     dom = target.domain
-    if getattr(dom, "name", "") != "hypercube" or arch.name != "fc":
+    if getattr(dom, "name", "") != "hypercube":
         return []
+    if arch.name != "fc":
+        return eigen_estimates(arch, dom, 0)
     d = dom.d
     kmax = d if d <= 40 else min(d, len(target.support) + 8)
     return eigen_estimates(arch, dom, kmax)
