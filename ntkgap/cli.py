@@ -129,7 +129,7 @@ def _eigenvalues(args):
     from ntkgap import eigen
     from ntkgap._infra import memory
     from ntkgap.arch import parse_arch
-    from ntkgap.domains import parse_domain
+    from ntkgap.domains import Hypercube, parse_domain
 
     arch, dom = parse_arch(args.arch), parse_domain(args.domain)
     arch.check_domain(dom)
@@ -138,7 +138,9 @@ def _eigenvalues(args):
     keep = np.asarray(es.k) <= args.kmax  # tree kernels list every block
     lam = np.asarray(es.eigenvalue, dtype=np.float64)[keep]
     mult = np.asarray(es.multiplicity, dtype=np.float64)[keep]
-    floor = _float_floor(lam, es.trace)
+    # fc on the hypercube is summed in mpmath (exact to far below 1e-15); the
+    # circle's FFT and the tree's Walsh transform carry float64 rounding
+    floor = _float_floor(lam, es.trace, exact=isinstance(dom, Hypercube) and arch.name == "fc")
     out = {
         "arch": str(arch),
         "domain": str(dom),
@@ -164,8 +166,8 @@ def _eigenvalues(args):
     )
     if floor.any():
         text += (
-            f"\n{int(floor.sum())} eigenvalue(s) below {FLOAT_FLOOR_RTOL:g} x trace are "
-            "float64 rounding noise, printed as 0"
+            f"\n{int(floor.sum())} eigenvalue(s) at the float64 floor (below 1e-300, or "
+            f"below {FLOAT_FLOOR_RTOL:g} x trace where float64 sums made them) printed as 0"
         )
     _emit(args, out, text)
 
@@ -174,14 +176,18 @@ def _eigenvalues(args):
 FLOAT_FLOOR_RTOL = 1e-15
 
 
-def _float_floor(lam, trace):
-    """Which eigenvalues sit at the float64 floor: below 1e-300, or below
-    FLOAT_FLOOR_RTOL x trace in size (the FFTs and sums that produce them
-    carry that much rounding error)."""
+def _float_floor(lam, trace, *, exact=False):
+    """Which eigenvalues sit at the float64 floor: below 1e-300 (no longer
+    normal float64 numbers), or, unless they were computed ``exact``ly,
+    below FLOAT_FLOOR_RTOL x trace (the FFTs and sums in float64 that
+    produce them carry that much rounding error)."""
     import numpy as np
 
     lam = np.asarray(lam, dtype=np.float64)
-    return (np.abs(lam) < 1e-300) | (np.abs(lam) < FLOAT_FLOOR_RTOL * abs(float(trace)))
+    tiny = np.abs(lam) < 1e-300
+    if exact:
+        return tiny
+    return tiny | (np.abs(lam) < FLOAT_FLOOR_RTOL * abs(float(trace)))
 
 
 def _kernel_args(p):

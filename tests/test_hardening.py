@@ -375,6 +375,16 @@ def test_eigenvalues_tree_kmax_and_float_floor():
     from ntkgap.cli import _float_floor
 
     assert _float_floor([1.0, 3e-304, 1e-17, 1e-10], 1.0).tolist() == [False, True, True, False]
+    # exact (mpmath) values are kept down to float64's normal range
+    assert _float_floor([1.0, 3e-304, 1e-17], 1.0, exact=True).tolist() == [False, True, False]
+    r = run_cli(
+        "eigenvalues", "--arch", "fc:depth=2", "--domain", "hypercube:d=1000", "--kmax", "8"
+    )
+    rows = [line.split() for line in r.stdout.splitlines()[2:]]
+    # mu_k ~ d^-k (exact, in mpmath): 1e-18 at k = 6 is a true value, printed as such
+    assert all(float(row[1]) > 0 for row in rows) and "floor" not in r.stdout
+    r = run_cli("eigenvalues", "--arch", "fc:act=erf,b_std=0", "--domain", "hypercube:d=20")
+    assert float(r.stdout.splitlines()[2].split()[1]) == 0  # erf with no bias is odd
 
 
 def test_unknown_name_quoted_once():
