@@ -601,9 +601,18 @@ def _show(args):
     summary_dir = src if os.path.isdir(src) else config.results_dir()
     summary = runner.load_result(os.path.join(summary_dir, "summary.json"))
     claims = summary.get("claims", []) if isinstance(summary, dict) else []
+
+    def order(row):  # method, then parameters, then n: series read top to bottom
+        n = row["n"]
+        return (str(row["method"]), _fmt_value(row["params"]), n if isinstance(n, int) else -1)
+
     out = {
         "experiments": [
-            {"name": n, "folder": f, "cells": [_show_record(c, r) for c, r in rows]}
+            {
+                "name": n,
+                "folder": f,
+                "cells": sorted((_show_record(c, r) for c, r in rows), key=order),
+            }
             for n, f, rows in experiments
         ],
         "claims": claims,
@@ -613,14 +622,17 @@ def _show(args):
     lines = []
     for exp in out["experiments"]:
         lines.append(f"{exp['name']} ({exp['folder']}): {len(exp['cells'])} cells")
-        lines.append(f"  {'method':<9} {'n':>10} {'test_mse / n*':>22} {'seconds':>8}  parameters")
+        lines.append(f"  {'method':<14} {'n':>10} {'test_mse / n*':>22} {'seconds':>8}  parameters")
         for r in exp["cells"]:
-            err = r.get(
-                "test_mse", r.get("n_star", r["status"] if r["status"] != "stored" else None)
-            )
+            if r["status"] != "stored":
+                err = r["status"]
+            elif r.get("n_star"):  # theory cells: n*(eps) says more than a curve
+                err = " ".join(f"n*({e})={_fmt_value(v)}" for e, v in r["n_star"].items())
+            else:
+                err = r.get("test_mse")
             flag = "" if r.get("theory_valid", True) else " (theory not valid)"
             lines.append(
-                f"  {r['method']:<9} {_fmt_value(r['n']):>10} {_fmt_value(err):>22} "
+                f"  {r['method']:<14} {_fmt_value(r['n']):>10} {_fmt_value(err):>22} "
                 f"{_fmt_value(r.get('seconds')):>8}  {_fmt_value(r['params'])}{flag}"
             )
     if claims:

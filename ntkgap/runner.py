@@ -1,7 +1,7 @@
 """The experiment runner: a TOML config -> cells -> results on disk.
 
-A config has ``name``, ``title`` and one table per profile (``quick``,
-``full``), each a list of ``grid`` tables. A grid names a ``method`` and
+A config has ``name``, ``title`` and a table for each profile it uses
+(``quick``, ``full``; at least one), each a list of ``grid`` tables. A grid names a ``method`` and
 its parameters; list-valued parameters (except ``n`` for theory and
 ``seeds``/``eps``, which are one cell's lists) are expanded as a cartesian
 product into cells. Each cell's result is stored atomically at
