@@ -397,3 +397,24 @@ def test_exact_zero_mean_printed_as_zero():
     r = run_cli("spectrum", "--target", "tree:d=8,L=3,arity=2,node=linear-plus")
     first = r.stdout.splitlines()[0]
     assert "mean 0," in first, first
+
+
+def test_train_estimate_steps_and_batch():
+    from ntkgap.arch import parse_arch
+
+    arch, target = parse_arch("fc:depth=2"), _target("parity:d=20,k=3")
+
+    def est(**kw):
+        return memory.net_estimates(arch, target, width=64, n=10**6, n_test=100, **kw)[0][1]
+
+    # a minibatch of 100 rows needs fewer activations than all 10^6 rows:
+    # 64 units x 8 bytes x 6 x depth 2 per row
+    assert est(batch=0) - est(batch=100) >= (10**6 - 100) * 64 * 8 * 6 * 2 * 0.99
+    # the loss curve keeps steps / eval_every points (3 float64 each)
+    assert est(steps=10**9, eval_every=1) - est(steps=1, eval_every=1) >= 3 * 8 * (10**9 - 1)
+    with pytest.raises(UsageError, match="training 1 networks"):
+        memory.check_sizes(
+            memory.net_estimates(
+                arch, target, width=64, n=100, n_test=100, steps=10**13, eval_every=1
+            )
+        )
