@@ -87,24 +87,25 @@ def _spectrum_args(p):
 @verb("spectrum", "exact Fourier/Walsh spectrum and complexity of a target", _spectrum_args)
 def _spectrum(args):
     from ntkgap import spectra
+    from ntkgap._infra import memory
     from ntkgap.targets import parse_target
 
     target = parse_target(args.target)
-    rep = spectra.report(target, kmax=args.kmax)
+    memory.check_sizes(memory.spectrum_estimates(target, args.kmax))
     if args.plot:
         _check_out(args.plot, (".png", ".pdf", ".svg"))
+    rep = spectra.report(target, kmax=args.kmax)
+    if args.plot:
         spectra.plot(rep, args.plot)
     _emit(args, rep, spectra.table(rep))
 
 
 def _check_out(path, suffixes):
-    import os
-
     if not path.endswith(suffixes):
         raise UsageError(f"output file {path!r} must end in one of {', '.join(suffixes)}")
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise UsageError(f"output file {path!r}: folder {folder} does not exist")
+    from ntkgap._infra.files import check_writable
+
+    check_writable(path)
 
 
 # ------------------------------------------------------------- kernel side
@@ -126,33 +127,70 @@ def _eigenvalues_args(p):
 
 @verb("eigenvalues", "exact eigenvalues of an architecture's NTK on a domain", _eigenvalues_args)
 def _eigenvalues(args):
+    import numpy as np
+
     from ntkgap import eigen
+    from ntkgap._infra import memory
     from ntkgap.arch import parse_arch
-    from ntkgap.domains import parse_domain
+    from ntkgap.domains import Hypercube, parse_domain
 
     arch, dom = parse_arch(args.arch), parse_domain(args.domain)
+    arch.check_domain(dom)
+    memory.check_sizes(memory.eigen_estimates(arch, dom, args.kmax))
     es = eigen.eigensystem(arch, dom, args.kmax)
+    keep = np.asarray(es.k) <= args.kmax  # tree kernels list every block
+    lam = np.asarray(es.eigenvalue, dtype=np.float64)[keep]
+    mult = np.asarray(es.multiplicity, dtype=np.float64)[keep]
+    # fc on the hypercube is summed in mpmath (exact to far below 1e-15); the
+    # circle's FFT and the tree's Walsh transform carry float64 rounding
+    floor = _float_floor(lam, es.trace, exact=isinstance(dom, Hypercube) and arch.name == "fc")
     out = {
         "arch": str(arch),
         "domain": str(dom),
-        "k": es.k.tolist(),
-        "eigenvalue": es.eigenvalue.tolist(),
-        "multiplicity": [int(round(m)) if m < 2**53 else int(m) for m in es.multiplicity],
+        "k": np.asarray(es.k)[keep].tolist(),
+        "eigenvalue": np.where(floor, 0.0, lam).tolist(),
+        "multiplicity": [int(round(m)) if m < 2**53 else int(m) for m in mult],
         "trace": es.trace,
+        "at_float64_floor": floor.tolist(),
     }
     if es.error is not None:
-        out["error"] = es.error.tolist()
+        out["error"] = np.asarray(es.error)[keep].tolist()
+    note = "  (0 to float64 precision)"
+    rows = [
+        f"{k:>6} {(0.0 if f else v):>14.6e} {m:>14.6g}" + (note if f else "")
+        for k, v, m, f in zip(out["k"], lam, mult, floor)
+    ]
     text = "\n".join(
         [
             f"{arch} on {dom} (trace {es.trace:.6g})",
             f"{'k':>6} {'eigenvalue':>14} {'multiplicity':>14}",
         ]
-        + [
-            f"{k:>6} {lam:>14.6e} {m:>14.6g}"
-            for k, lam, m in zip(out["k"], out["eigenvalue"], es.multiplicity)
-        ]
+        + rows
     )
+    if floor.any():
+        text += (
+            f"\n{int(floor.sum())} eigenvalue(s) at the float64 floor (below 1e-300, or "
+            f"below {FLOAT_FLOOR_RTOL:g} x trace where float64 sums made them) printed as 0"
+        )
     _emit(args, out, text)
+
+
+#: eigenvalues below this fraction of the trace are float64 rounding noise
+FLOAT_FLOOR_RTOL = 1e-15
+
+
+def _float_floor(lam, trace, *, exact=False):
+    """Which eigenvalues sit at the float64 floor: below 1e-300 (no longer
+    normal float64 numbers), or, unless they were computed ``exact``ly,
+    below FLOAT_FLOOR_RTOL x trace (the FFTs and sums in float64 that
+    produce them carry that much rounding error)."""
+    import numpy as np
+
+    lam = np.asarray(lam, dtype=np.float64)
+    tiny = np.abs(lam) < 1e-300
+    if exact:
+        return tiny
+    return tiny | (np.abs(lam) < FLOAT_FLOOR_RTOL * abs(float(trace)))
 
 
 def _kernel_args(p):
@@ -161,24 +199,25 @@ def _kernel_args(p):
     p.add_argument(
         "--all-points",
         action="store_true",
-        required=True,
-        help="the Gram over all 2^D points (index order of ntkgap.walsh)",
+        help="accepted for clarity; the Gram is always over all 2^D points, "
+        "in the index order of ntkgap.walsh",
     )
-    p.add_argument("--kind", default="ntk", choices=("ntk", "nngp"))
-    p.add_argument("--out", required=True, metavar="FILE.npy")
+    p.add_argument("--kind", default="ntk", choices=("ntk", "nngp"), help="kernel [ntk]")
+    p.add_argument("--out", required=True, metavar="FILE.npy", help="where the Gram is saved")
 
 
 @verb("kernel", "the full NTK/NNGP Gram over all hypercube points, saved as .npy", _kernel_args)
 def _kernel(args):
-    from ntkgap import kernels
     from ntkgap._infra.files import atomic_save_npy
     from ntkgap.arch import parse_arch
     from ntkgap.domains import Hypercube, parse_domain
 
     arch, dom = parse_arch(args.arch), parse_domain(args.domain)
     if not isinstance(dom, Hypercube) or dom.d > 14:
-        raise UsageError(f"--domain {args.domain}: --all-points needs hypercube:d=D with D <= 14")
+        raise UsageError(f"--domain {args.domain}: the kernel verb needs hypercube:d=D, D <= 14")
     _check_out(args.out, (".npy",))
+    from ntkgap import kernels  # JAX: after the checks
+
     K = kernels.gram(arch, arch.inputs(dom, dom.enumerate()), kind=args.kind)
     atomic_save_npy(args.out, K)
     _emit(
@@ -219,8 +258,7 @@ def _curve_args(p):
 def _learning_curve(args):
     import numpy as np
 
-    from ntkgap import eigenlearning, ntk_predictor, theory
-    from ntkgap._infra import progress
+    from ntkgap._infra import memory, progress
     from ntkgap.arch import parse_arch
     from ntkgap.specs import parse_int_list
     from ntkgap.targets import parse_target
@@ -228,6 +266,11 @@ def _learning_curve(args):
     arch, target = parse_arch(args.arch), parse_target(args.target)
     ns = parse_int_list("--n", args.n)
     arch.check_domain(target.domain)
+    memory.check_sizes(
+        memory.theory_estimates(arch, target) + memory.regression_estimates(target, ns, args.n_test)
+    )
+    from ntkgap import eigenlearning, ntk_predictor, theory  # JAX: after the checks
+
     sp, _ = theory.spectrum(arch, target)
     th = eigenlearning.relative_test_mse(ns, sp, ridge=args.ridge, noise=args.noise)
     emp, std, overlap, notes = [], [], [], []
@@ -266,7 +309,13 @@ def _learning_curve(args):
         "test_mse_empirical": emp,
         "test_mse_empirical_std": std,
         "test_mse_theory": th.tolist(),
+<<<<<<< HEAD
         "overlap": overlap,
+=======
+        "theory_valid": eigenlearning.theory_valid(ns, arch, target.domain),
+        "theory_valid_per_n": [eigenlearning.theory_valid(n, arch, target.domain) for n in ns],
+        "theory_valid_fraction": eigenlearning.VALID_FRACTION,
+>>>>>>> harden
         "jitter_notes": notes,
         "arch_reads": arch.reads(target.domain),
     }
@@ -275,9 +324,23 @@ def _learning_curve(args):
             f"{arch} on {target.spec} (relative test MSE)",
             f"{'n':>8} {'empirical':>12} {'std':>10} {'theory':>12}",
         ]
-        + [f"{n:>8} {e:>12.4e} {s:>10.2e} {t:>12.4e}" for n, e, s, t in zip(ns, emp, std, th)]
+        + [
+            f"{n:>8} {e:>12.4e} {s:>10.2e} {t:>12.4e}" + ("" if ok else "  (theory not valid)")
+            for n, e, s, t, ok in zip(ns, emp, std, th, out["theory_valid_per_n"])
+        ]
     )
+    if not out["theory_valid"]:
+        text += "\n" + _invalid_note()
     _emit(args, out, text)
+
+
+def _invalid_note():
+    from ntkgap.eigenlearning import VALID_FRACTION
+
+    return (
+        f"theory not valid: n exceeds {VALID_FRACTION:.0%} of the distinct inputs the "
+        "kernel reads (eigenlearning assumes far fewer samples than points)"
+    )
 
 
 def _sc_args(p):
@@ -291,6 +354,7 @@ def _sc_args(p):
 @verb("sample-complexity", "n*(eps) of NTK regression from eigenlearning theory", _sc_args)
 def _sample_complexity(args):
     from ntkgap import eigenlearning, theory
+    from ntkgap._infra import memory
     from ntkgap.arch import parse_arch
     from ntkgap.targets import parse_target
 
@@ -299,9 +363,14 @@ def _sample_complexity(args):
     if not 1 <= args.n_max <= 1e15:
         raise UsageError(f"--n-max {args.n_max:g}: must lie in [1, 1e15]")
     arch, target = parse_arch(args.arch), parse_target(args.target)
+    arch.check_domain(target.domain)
+    memory.check_sizes(memory.theory_estimates(arch, target))
     sp, _ = theory.spectrum(arch, target)
     r = eigenlearning.sample_complexity(
         sp, args.eps, ridge=args.ridge, noise=args.noise, n_max=args.n_max
+    )
+    valid = eigenlearning.theory_valid(
+        args.n_max if r["censored"] else r["n_star"], arch, target.domain
     )
     out = {
         "arch": str(arch),
@@ -310,12 +379,16 @@ def _sample_complexity(args):
         "n_star_theory": r["n_star"],
         "censored": r["censored"],
         "n_max": args.n_max,
+        "theory_valid": valid,
+        "theory_valid_fraction": eigenlearning.VALID_FRACTION,
     }
     txt = (
         f"n*({args.eps:g}) = {r['n_star']}"
         if not r["censored"]
         else f"n*({args.eps:g}) > {args.n_max:g} (not reached)"
     )
+    if not valid:
+        txt += "\n" + _invalid_note()
     _emit(args, out, f"{arch} on {target.spec}: {txt}")
 
 
@@ -388,12 +461,25 @@ def _run_args(p):
     p.add_argument(
         "--scheduler", default=None, help="Dask scheduler address (with --executor dask)"
     )
+    _results_arg(p)
+
+
+def _results_arg(p):
+    p.add_argument(
+        "--results",
+        metavar="DIR",
+        default=None,
+        help="results folder [NTKGAP_RESULTS, else ./results]; created if its parent exists",
+    )
 
 
 @verb("run", "run an experiment's cells that are not stored yet (resumable)", _run_args)
 def _run(args):
     from ntkgap import runner
+    from ntkgap._infra import config
 
+    if args.results is not None:
+        config.set_results_dir(args.results)
     r = runner.run(
         args.config, args.profile, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler
     )
@@ -403,10 +489,214 @@ def _run(args):
         f"{r['experiment']} [{r['profile']}]: {r['cells']} cells, {r['computed']} computed, "
         f"{r['reused']} reused, {r['seconds']:.1f} s",
     )
+<<<<<<< HEAD
     for f in r["failed"]:
         sys.stderr.write(
             f"ntkgap: warning: cell {f['key']} ({f['cell']['method']}) failed: {f['reason']}\n"
         )
+=======
+
+
+# -------------------------------------------------------------------- show
+def _show_args(p):
+    p.add_argument(
+        "source",
+        metavar="CONFIG|DIR",
+        help="an experiment config (its results folder is read) or a folder of results",
+    )
+    p.add_argument(
+        "--profile",
+        default=None,
+        help="with a CONFIG: only the cells of this profile [every profile it has]",
+    )
+    p.add_argument("--plot", metavar="FILE", help="also plot test MSE against n per series")
+    _results_arg(p)
+
+
+_SHOW_KEYS = ("target", "arch", "domain", "width", "L", "kmax", "seed", "seeds", "ridge")
+
+
+def _show_rows(folder, cells=None):
+    """(cell, result or None) pairs of one experiment's folder: the given
+    cells (None when not stored yet), else every stored cell."""
+    import os
+
+    from ntkgap import runner
+
+    if cells is not None:
+        return [
+            (c, (runner.load_result(runner._path(os.path.basename(folder), c)) or {}).get("result"))
+            for c in cells
+        ]
+    out = []
+    for fn in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
+        if fn.endswith(".json") and not fn.startswith("."):
+            rec = runner.load_result(os.path.join(folder, fn))
+            if isinstance(rec, dict) and "cell" in rec and "result" in rec:
+                out.append((rec["cell"], rec["result"]))
+    return out
+
+
+def _show_record(cell, res):
+    params = {k: cell[k] for k in _SHOW_KEYS if k in cell}
+    row = {"method": cell.get("method"), "params": params, "n": cell.get("n")}
+    if res is None:
+        row["status"] = "not run"
+        return row
+    row["status"] = "stored"
+    if "test_mse" in res:
+        row["test_mse"] = res["test_mse"]
+    if res.get("n_star"):
+        row["n_star"] = {
+            e: (v.get("n_star") if isinstance(v, dict) else v) for e, v in res["n_star"].items()
+        }
+    if "theory_valid" in res:
+        row["theory_valid"] = res["theory_valid"]
+    row["seconds"] = res.get("cell_seconds", res.get("seconds"))
+    return row
+
+
+def _fmt_value(v):
+    if isinstance(v, float):
+        return f"{v:.4g}"
+    if isinstance(v, list):
+        return "[" + ",".join(_fmt_value(x) for x in v[:4]) + (",..." if len(v) > 4 else "") + "]"
+    if isinstance(v, dict):
+        return " ".join(f"{k}:{_fmt_value(x)}" for k, x in v.items())
+    return "-" if v is None else str(v)
+
+
+@verb("show", "a table of a run's cells (method, parameters, n, error or n*, seconds) and claims")
+def _show(args):
+    import os
+
+    from ntkgap import runner
+    from ntkgap._infra import config
+
+    if args.results is not None:
+        config.set_results_dir(args.results)
+    src = args.source
+    experiments = []  # (name, folder, rows)
+    if os.path.isfile(src):
+        cfg = runner.load_config(src, args.profile)
+        folder = os.path.join(config.results_dir(), cfg["name"])
+        have = [p for p in runner.PROFILES if p in cfg]
+        ran = [p for p in have if os.path.exists(os.path.join(folder, f".config-{p}.json"))]
+        profiles = [args.profile] if args.profile else (ran or have)  # the profiles run
+        cells, seen = [], set()
+        for prof in profiles:
+            for c in runner.expand(cfg, prof, where=src, validate=False):
+                if runner.cell_key(c) not in seen:
+                    seen.add(runner.cell_key(c))
+                    cells.append(c)
+        experiments.append((cfg["name"], folder, _show_rows(folder, cells)))
+    elif os.path.isdir(src):
+        rows = _show_rows(src)
+        if rows:
+            experiments.append((os.path.basename(os.path.abspath(src)), src, rows))
+        for sub in sorted(os.listdir(src)):
+            sub_rows = _show_rows(os.path.join(src, sub))
+            if sub_rows:
+                experiments.append((sub, os.path.join(src, sub), sub_rows))
+    else:
+        raise UsageError(f"show {src}: no such config file or folder")
+    if args.plot:
+        _check_out(args.plot, (".png", ".pdf", ".svg"))
+    summary_dir = src if os.path.isdir(src) else config.results_dir()
+    summary = runner.load_result(os.path.join(summary_dir, "summary.json"))
+    claims = summary.get("claims", []) if isinstance(summary, dict) else []
+
+    def order(row):  # method, then parameters, then n: series read top to bottom
+        n = row["n"]
+        return (str(row["method"]), _fmt_value(row["params"]), n if isinstance(n, int) else -1)
+
+    out = {
+        "experiments": [
+            {
+                "name": n,
+                "folder": f,
+                "cells": sorted((_show_record(c, r) for c, r in rows), key=order),
+            }
+            for n, f, rows in experiments
+        ],
+        "claims": claims,
+    }
+    if not experiments and not claims:
+        raise UsageError(f"show {src}: no stored results there")
+    lines = []
+    for exp in out["experiments"]:
+        lines.append(f"{exp['name']} ({exp['folder']}): {len(exp['cells'])} cells")
+        lines.append(f"  {'method':<14} {'n':>10} {'test_mse / n*':>22} {'seconds':>8}  parameters")
+        for r in exp["cells"]:
+            if r["status"] != "stored":
+                err = r["status"]
+            elif r.get("n_star"):  # theory cells: n*(eps) says more than a curve
+                err = " ".join(f"n*({e})={_fmt_value(v)}" for e, v in r["n_star"].items())
+            else:
+                err = r.get("test_mse")
+            flag = "" if r.get("theory_valid", True) else " (theory not valid)"
+            lines.append(
+                f"  {r['method']:<14} {_fmt_value(r['n']):>10} {_fmt_value(err):>22} "
+                f"{_fmt_value(r.get('seconds')):>8}  {_fmt_value(r['params'])}{flag}"
+            )
+    if claims:
+        lines.append(f"claims ({len(claims)}):")
+        for c in claims:
+            lines.append(f"  {c.get('id', '?')}: {c.get('verdict', '?')}: {c.get('claim', '')}")
+    if args.plot:
+        _show_plot(out["experiments"], args.plot)
+        lines.append(f"wrote {args.plot}")
+    _emit(args, out, "\n".join(lines))
+
+
+def _show_plot(experiments, path):
+    """Test MSE against n, one line per (experiment, method, other parameters)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ntkgap._infra.files import save_figure
+
+    series = {}
+    for exp in experiments:
+        for r in exp["cells"]:
+            mse, n = r.get("test_mse"), r.get("n")
+            if mse is None or n is None:
+                continue
+            label = f"{exp['name']} {r['method']} " + _fmt_value(
+                {k: v for k, v in r["params"].items() if k not in ("seed", "seeds")}
+            )
+            ns, ms = (n, mse) if isinstance(n, list) else ([n], [mse])
+            for a, b in zip(ns, ms if isinstance(ms, list) else [ms]):
+                if b is not None and b > 0:
+                    series.setdefault(label, []).append((a, b))
+    if not series:
+        raise UsageError("show --plot: no stored test MSE against n to plot")
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    for label, pts in sorted(series.items()):
+        pts.sort()
+        ax.loglog([p[0] for p in pts], [p[1] for p in pts], "o-", ms=3, label=label[:60])
+    ax.set_xlabel("n (training samples)")
+    ax.set_ylabel("relative test MSE")
+    if len(series) <= 20:
+        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    fig.tight_layout()
+    save_figure(fig, path)
+    plt.close(fig)
+
+
+_ARGS = {
+    "spectrum": _spectrum_args,
+    "eigenvalues": _eigenvalues_args,
+    "kernel": _kernel_args,
+    "learning-curve": _curve_args,
+    "sample-complexity": _sc_args,
+    "train": _train_args,
+    "run": _run_args,
+    "show": _show_args,
+}
+>>>>>>> harden
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -157,3 +157,54 @@ def sample_complexity(
         else:
             lo = mid
     return {"n_star": int(hi), "censored": False, "n_max": n_max}
+
+
+#: eigenlearning treats the n samples as distinct draws from a continuum;
+#: on a finite domain it is trusted only while n is at most this fraction
+#: of the distinct inputs the kernel reads (beyond it, repeated points and
+#: the finite rank make the measured error fall off differently)
+VALID_FRACTION = 0.1
+
+
+def distinct_inputs_log2(arch, domain) -> float:
+    """log2 of the number of distinct inputs the kernel of ``arch`` reads on
+    ``domain``: d on the hypercube {-1,+1}^d for fc archs, the leaf count for
+    tree archs (they read x_1..x_leaves only); infinity on the circle.
+
+    Args:
+        arch: a parsed architecture (``ntkgap.arch``).
+        domain: a parsed domain (``ntkgap.domains``).
+
+    Returns:
+        log2 of the count (a float, so d = 10^5 needs no 2^d).
+    """
+    if getattr(domain, "name", "") != "hypercube":
+        return float("inf")
+    if getattr(arch, "name", "") == "tree":
+        return float(arch.leaves)
+    return float(domain.d)
+
+
+def theory_valid(n, arch, domain) -> bool:
+    """Whether eigenlearning's prediction at sample size(s) ``n`` is within
+    its validity: every n <= VALID_FRACTION x the distinct inputs.
+
+    Args:
+        n: a sample size or a list of them (None, e.g. a censored n*: False).
+        arch: a parsed architecture.
+        domain: the domain the target lives on.
+
+    Returns:
+        True when every n is at most the fraction of the distinct inputs.
+    """
+    import math
+
+    ns = n if isinstance(n, (list, tuple, np.ndarray)) else [n]
+    bits = distinct_inputs_log2(arch, domain)
+    limit = math.log2(VALID_FRACTION) + bits
+    for v in ns:
+        if v is None:
+            return False
+        if v > 0 and math.log2(float(v)) > limit:
+            return False
+    return True

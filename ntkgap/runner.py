@@ -1,7 +1,7 @@
 """The experiment runner: a TOML config -> cells -> results on disk.
 
-A config has ``name``, ``title`` and one table per profile (``quick``,
-``full``), each a list of ``grid`` tables. A grid names a ``method`` and
+A config has ``name``, ``title`` and a table for each profile it uses
+(``quick``, ``full``; at least one), each a list of ``grid`` tables. A grid names a ``method`` and
 its parameters; list-valued parameters (except ``n`` for theory and
 ``seeds``/``eps``, which are one cell's lists) are expanded as a cartesian
 product into cells. Each cell's result is stored atomically at
@@ -121,7 +121,11 @@ def _train_params():
     return {f.name: Param("train", default=f.default) for f in train_config.FIELDS}
 
 
-def load_config(path: str) -> dict:
+def load_config(path: str, profile: str | None = None) -> dict:
+    """Read and validate a config. It carries the profile tables it uses
+    (at least one); with ``profile``, that one must be among them. Every
+    cell's sizes are checked against the memory and time limits here, so a
+    run refuses before any worker starts."""
     try:
         with open(path, "rb") as fh:
             cfg = tomllib.load(fh)
@@ -137,11 +141,61 @@ def load_config(path: str) -> dict:
         )
     if not isinstance(cfg.get("name"), str) or not cfg["name"].replace("_", "").isalnum():
         raise UsageError(f"config {path}: 'name' must be a word of letters, digits and _")
-    for prof in PROFILES:
-        if prof not in cfg:
-            raise UsageError(f"config {path}: missing profile table [{prof}]")
-        expand(cfg, prof, where=path)  # validates every grid
+    present = [p for p in PROFILES if p in cfg]
+    if not present:
+        raise UsageError(
+            f"config {path}: no profile table (give at least one of "
+            f"{', '.join(f'[{p}]' for p in PROFILES)})"
+        )
+    if profile is not None and profile not in cfg:
+        if profile not in PROFILES:
+            raise UsageError(f"profile '{profile}' is not allowed (allowed: {', '.join(PROFILES)})")
+        raise UsageError(
+            f"config {path}: no [{profile}] table (this config has: {', '.join(present)})"
+        )
+    for prof in present:
+        for cell in expand(cfg, prof, where=path):  # validates every grid
+            _check_cell_sizes(cell, path)
     return cfg
+
+
+def _check_cell_sizes(cell: dict, where: str) -> None:
+    """The memory/time estimates of one cell, before anything is computed."""
+    from ntkgap._infra import memory
+    from ntkgap.arch import parse_arch
+    from ntkgap.domains import parse_domain
+    from ntkgap.targets import parse_target
+
+    m = cell["method"]
+    est = []
+    target = parse_target(cell["target"]) if "target" in cell else None
+    arch = parse_arch(cell["arch"]) if "arch" in cell else None
+    if m == "spectrum":
+        est = memory.spectrum_estimates(target)
+    elif m == "eigen":
+        est = memory.eigen_estimates(arch, parse_domain(cell["domain"]), cell["kmax"])
+    elif m == "theory":
+        est = memory.theory_estimates(arch, target)
+    elif m in ("ntk", "ntk_search"):
+        n = cell["n"] if m == "ntk" else cell["n_max"]  # a search evaluates up to n_max
+        est = memory.regression_estimates(target, n, cell.get("n_test", 2000))
+    elif m in ("net", "net_search"):
+        est = memory.net_estimates(
+            arch,
+            target,
+            width=cell["width"],
+            n=cell["n"] if m == "net" else cell["n_max"],
+            n_test=cell.get("n_test", 2000),
+            seeds=len(cell["seeds"]),
+            batch=cell.get("batch", 0),
+            steps=cell.get("steps", 5000),
+            eval_every=cell.get("eval_every", 100),
+            optimizer=cell.get("optimizer", "adam"),
+        )
+    try:
+        memory.check_sizes(est)
+    except UsageError as exc:
+        raise UsageError(f"config {where}: method '{m}': {exc}") from None
 
 
 def _validate_cell(cell, where):
@@ -335,12 +389,22 @@ def _theory(cell):
     from ntkgap.arch import parse_arch
     from ntkgap.targets import parse_target
 
-    sp, _ = theory.spectrum(parse_arch(cell["arch"]), parse_target(cell["target"]))
+    arch, target = parse_arch(cell["arch"]), parse_target(cell["target"])
+    sp, _ = theory.spectrum(arch, target)
     ns = cell["n"] if isinstance(cell["n"], list) else [cell["n"]]
+
+    def valid(n):
+        return eigenlearning.theory_valid(n, arch=arch, domain=target.domain)
+
+    n_star = {str(e): eigenlearning.sample_complexity(sp, e) for e in _get(cell, "eps")}
+    for r in n_star.values():
+        r["theory_valid"] = valid(r["n_max"] if r["censored"] else r["n_star"])
     return {
         "n": ns,
         "test_mse": eigenlearning.relative_test_mse(np.array(ns, float), sp).tolist(),
-        "n_star": {str(e): eigenlearning.sample_complexity(sp, e) for e in _get(cell, "eps")},
+        "theory_valid": valid(ns),
+        "theory_valid_per_n": [valid(n) for n in ns],
+        "n_star": n_star,
         # ||f||_H^2 / Var f over the listed eigenspaces (the part of f the
         # kernel's listed blocks carry; Bietti & Mairal 2019 for its growth)
         "rkhs_norm_over_variance": complexity.rkhs_norm(sp.power, sp.eigenvalue) / sp.variance,
@@ -469,58 +533,70 @@ def run(
     executor: str = "local",
     scheduler: str | None = None,
 ) -> dict:
-    from ntkgap._infra import progress
-    from ntkgap._infra.files import atomic_write, dumps, remove_stale_temp
+    """Compute the cells of ``path``'s ``profile`` not stored yet.
 
-    cfg = load_config(path)
+    Nothing is written until the config, the results folder and the
+    executor are all known good: a bad scheduler leaves no trace."""
+    from ntkgap._infra import progress
+    from ntkgap._infra.files import atomic_write, dumps, ensure_folder, remove_stale_temp
+
+    if executor not in ("local", "dask"):
+        raise UsageError(f"--executor {executor} is not allowed (allowed: local, dask)")
+    if executor == "dask" and not scheduler:
+        raise UsageError("--executor dask needs --scheduler ADDRESS")
+    cfg = load_config(path, profile)
     name = cfg["name"]
     cells = expand(cfg, profile, where=path)
+    root = config.results_dir()
+    parent = os.path.dirname(os.path.abspath(root))
+    if not os.path.isdir(root) and not os.path.isdir(parent):
+        raise UsageError(f"results folder {root}: its parent {parent} does not exist")
+    if os.path.exists(root) and not os.path.isdir(root):
+        raise UsageError(f"results folder {root} is not a folder")
     todo = [c for c in cells if load_result(_path(name, c)) is None]
-    os.makedirs(os.path.join(config.results_dir(), name), exist_ok=True)
-    remove_stale_temp(os.path.join(config.results_dir(), name))  # left by a run killed mid-write
-    atomic_write(
-        os.path.join(config.results_dir(), name, f".config-{profile}.json"), dumps(cfg, indent=1)
-    )
-    start = time.perf_counter()
-    with progress.bar(total=len(todo), desc=f"{name} [{profile}]") as bar:
-        if not todo:
-            pass
-        elif executor == "dask":
-            if not scheduler:
-                raise UsageError("--executor dask needs --scheduler ADDRESS")
-            from distributed import Client, as_completed
+    client = _dask_client(scheduler) if executor == "dask" and todo else None
+    try:
+        folder = ensure_folder(os.path.join(ensure_folder(root), name))
+        remove_stale_temp(folder)  # left by a run killed mid-write
+        atomic_write(os.path.join(folder, f".config-{profile}.json"), dumps(cfg, indent=1))
+        start = time.perf_counter()
+        with progress.bar(total=len(todo), desc=f"{name} [{profile}]") as bar:
+            if not todo:
+                pass
+            elif client is not None:
+                from distributed import as_completed
 
-            with Client(scheduler, timeout=30) as client:
                 futs = {client.submit(run_cell, c, name, pure=False): c for c in todo}
                 for fut in as_completed(futs):
                     _store(name, futs[fut], fut.result())
                     bar.update()
-        elif executor == "local" and jobs <= 1:
-            for c in todo:
-                _store(name, c, run_cell(c, name))
-                bar.update()
-        elif executor == "local":
-            import multiprocessing as mp
-            from concurrent.futures import ProcessPoolExecutor, as_completed
-
-            # the slowest cells first, so the pool ends together
-            todo.sort(key=lambda c: -_cost(c))
-            # each process trains its seeds on cores / jobs threads
-            from ntkgap._infra import cores
-
-            per = max(1, cores.available() // jobs)
-            with ProcessPoolExecutor(
-                max_workers=jobs,
-                mp_context=mp.get_context("spawn"),
-                initializer=_share_cores,
-                initargs=(per,),
-            ) as pool:
-                futs = {pool.submit(run_cell, c, name): c for c in todo}
-                for fut in as_completed(futs):
-                    _store(name, futs[fut], fut.result())
+            elif jobs <= 1:
+                for c in todo:
+                    _store(name, c, run_cell(c, name))
                     bar.update()
-        else:
-            raise UsageError(f"--executor {executor} is not allowed (allowed: local, dask)")
+            else:
+                import multiprocessing as mp
+                from concurrent.futures import ProcessPoolExecutor, as_completed
+
+                # the slowest cells first, so the pool ends together
+                todo.sort(key=lambda c: -_cost(c))
+                # each process trains its seeds on cores / jobs threads
+                from ntkgap._infra import cores
+
+                per = max(1, cores.available() // jobs)
+                with ProcessPoolExecutor(
+                    max_workers=jobs,
+                    mp_context=mp.get_context("spawn"),
+                    initializer=_share_cores,
+                    initargs=(per,),
+                ) as pool:
+                    futs = {pool.submit(run_cell, c, name): c for c in todo}
+                    for fut in as_completed(futs):
+                        _store(name, futs[fut], fut.result())
+                        bar.update()
+    finally:
+        if client is not None:
+            client.close()
     failed = []
     for c in cells:
         rec = load_result(_path(name, c))
@@ -535,6 +611,30 @@ def run(
         "failed": failed,
         "seconds": time.perf_counter() - start,
     }
+
+
+#: seconds to wait for a Dask scheduler before giving up
+DASK_CONNECT_TIMEOUT = 5
+
+
+def _dask_client(scheduler: str):
+    """A connected Dask client, or the one-line UsageError."""
+    import logging
+
+    try:
+        from distributed import Client
+    except ImportError:
+        raise UsageError("--executor dask needs the 'distributed' package") from None
+    # distributed logs every failed attempt; the one-line error says it all
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
+    try:
+        return Client(scheduler, timeout=DASK_CONNECT_TIMEOUT)
+    except Exception as exc:  # OSError, TimeoutError, ValueError for a bad address
+        reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+        raise UsageError(
+            f"--scheduler {scheduler}: no Dask scheduler reachable within "
+            f"{DASK_CONNECT_TIMEOUT} s ({reason[:120]})"
+        ) from None
 
 
 def _share_cores(per):

@@ -111,8 +111,9 @@ def parse(kind: str, text: str, schemas: Mapping[str, Schema]) -> Spec:
     text = text.strip()
     name, sep, body = text.partition(":")
     if name not in schemas:
-        shown = name if _NAME.match(name or "_") else repr(name)
-        raise SpecError(f"{kind} '{shown}' is unknown (allowed: {', '.join(schemas)})")
+        # repr quotes (and escapes) an odd name itself: no second pair of quotes
+        shown = f"'{name}'" if _NAME.match(name or "_") else repr(name)
+        raise SpecError(f"{kind} {shown} is unknown (allowed: {', '.join(schemas)})")
     schema = schemas[name]
     if sep and not body:
         raise SpecError(f"{kind} '{name}': nothing after ':' (keys: {_keys(schema)})")

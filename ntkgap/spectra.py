@@ -55,8 +55,10 @@ def table(rep: dict) -> str:
     """A readable table of a report (the CLI's output without --json)."""
     key, val = ("frequency", "power") if "frequency" in rep else ("degree", "weight")
     var = rep["variance"] + rep["mean"] ** 2
+    # a mean below float64 rounding of E f^2 is an exact zero computed inexactly
+    mean = rep["mean"] if abs(rep["mean"]) > 1e-14 * max(var, 1e-300) ** 0.5 else 0.0
     lines = [
-        f"target {rep['target']} on {rep['domain']}: mean {rep['mean']:.6g}, "
+        f"target {rep['target']} on {rep['domain']}: mean {mean:.6g}, "
         f"variance {rep['variance']:.6g}",
         f"{key:>10} {val:>14} {'share':>8}",
     ]
@@ -92,5 +94,7 @@ def plot(rep: dict, path: str) -> None:
     ax.set_ylabel(f"{val} (sums to E f^2)")
     ax.set_title(rep["target"])
     fig.tight_layout()
-    fig.savefig(path)
+    from ntkgap._infra.files import save_figure
+
+    save_figure(fig, path)
     plt.close(fig)

@@ -6,7 +6,7 @@ from style import plt
 
 from ntkgap import runner
 
-fig, (a1, a2) = plt.subplots(1, 2, figsize=(9, 3.4))
+fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8))
 rows = sorted(runner.results("e1_spectra", "eigen"), key=lambda cr: cr[0]["arch"])
 for cell, r in rows:
     lam, k = np.array(r["eigenvalue"]), np.array(r["k"])
@@ -29,9 +29,11 @@ a1.set(
 )
 a2.set(
     xlabel="degree k",
-    ylabel="eigenvalue mu_k (per character)",
+    ylabel="eigenvalue mu_k\n(per character)",
     title="hypercube: ReLU NTK per degree",
 )
 a1.legend()
 a2.legend(ncol=2)
+# room between the panels: the right y-label must clear the left panel's ticks
+fig.tight_layout(w_pad=3.0)
 style.save(fig, "e1_spectra")

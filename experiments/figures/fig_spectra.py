@@ -6,19 +6,41 @@ from style import plt
 
 from ntkgap import runner
 
+
+def short(spec):
+    """A legend label: the spec without its defaults (seed=0 / seed=-1)."""
+    parts = spec.split(":", 1)
+    if len(parts) == 1:
+        return spec
+    keep = [kv for kv in parts[1].split(",") if kv not in ("seed=0", "seed=-1")]
+    return parts[0] + (":" + ",".join(keep) if keep else "")
+
+
 rows = sorted(runner.results("zoo", "spectrum"), key=lambda cr: cr[0]["target"])
-fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8))
-for _cell, r in rows:
-    var = r["variance"]
-    if "frequency" in r:
-        k, p = np.array(r["frequency"]), np.array(r["power"])
-        sel = p > 1e-12 * var
-        a1.semilogy(k[sel], p[sel] / var, "o-", ms=3, label=r["target"])
-    else:
-        k, w = np.array(r["degree"]), np.array(r["weight"])
-        a2.plot(k[1:], w[1:] / var, "o-", ms=3, label=r["target"].replace("d=16,", ""))
+circ = [r for _, r in rows if "frequency" in r]
+cube = [r for _, r in rows if "frequency" not in r]
+fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 6.2), gridspec_kw={"width_ratios": [1, 1.25]})
+for r, (c, m, ls) in zip(circ, style.distinct_styles(len(circ))):
+    k, p = np.array(r["frequency"]), np.array(r["power"])
+    sel = p > 1e-12 * r["variance"]
+    a1.semilogy(
+        k[sel], p[sel] / r["variance"], ls, marker=m, ms=3, color=c, label=short(r["target"])
+    )
+for r, (c, m, ls) in zip(cube, style.distinct_styles(len(cube))):
+    k, w = np.array(r["degree"]), np.array(r["weight"])
+    a2.plot(k[1:], w[1:] / r["variance"], ls, marker=m, ms=3, color=c, label=short(r["target"]))
+dims = sorted({r["target"].split("d=")[1].split(",")[0] for r in cube})
 a1.set(xscale="log", xlabel="frequency k", ylabel="share of variance", title="circle targets")
-a2.set(xlabel="Walsh degree k", ylabel="share of variance W^k / Var f", title="hypercube targets")
-a1.legend()
-a2.legend(fontsize=5, ncol=2)
+a2.set(
+    xlabel="Walsh degree k",
+    ylabel="share of variance  W^k / Var f",
+    title="hypercube targets" + (f" (d = {', '.join(dims)})" if dims else ""),
+)
+style.integer_x(a2)
+for ax, n in ((a1, len(circ)), (a2, len(cube))):
+    if n:  # below the axes, so no series is hidden
+        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, fontsize=6.5)
+    else:
+        style.no_data(ax, "zoo")
+fig.tight_layout()
 style.save(fig, "spectra")

@@ -40,10 +40,32 @@ plt.rcParams.update(
 
 
 def save(fig, name):
-    os.makedirs(OUT, exist_ok=True)
+    """Write figures/<name>.pdf and .png through ntkgap's one file writer
+    (the figures folder is created only if its parent exists)."""
+    from ntkgap._infra.files import ensure_folder, save_figure
+
+    ensure_folder(OUT)
     for ext in ("pdf", "png"):
-        fig.savefig(os.path.join(OUT, f"{name}.{ext}"))
+        save_figure(fig, os.path.join(OUT, f"{name}.{ext}"))
     plt.close(fig)
+
+
+def distinct_styles(n):
+    """n (colour, marker, linestyle) triples no two alike: 10 colours of
+    tab10, then the same colours again with another marker and dashes."""
+    cmap = plt.get_cmap("tab10")
+    markers, dashes = ("o", "s", "^", "D"), ("-", "--", ":", "-.")
+    return [(cmap(i % 10), markers[(i // 10) % 4], dashes[(i // 10) % 4]) for i in range(n)]
+
+
+def major_log_labels_only(*axes, which="x"):
+    """Label only the decades of a log axis: minor labels such as 2x10^1,
+    3x10^1 collide on short axes."""
+    from matplotlib.ticker import NullFormatter
+
+    for ax in axes:
+        for axis in ((ax.xaxis,) if which == "x" else ()) + ((ax.yaxis,) if which == "y" else ()):
+            axis.set_minor_formatter(NullFormatter())
 
 
 def integer_x(*axes):
@@ -66,7 +88,7 @@ def label_points(ax, points, fontsize=5):
         px, py = to_pts.transform((x, y)) * 72
         w, h = 0.55 * fontsize * len(text), fontsize
 
-        def overlap(off):
+        def overlap(off, px=px, py=py, w=w, h=h):
             x0 = px + off[0] - (w if off[0] < 0 else 0)
             y0 = py + off[1]
             return sum(

@@ -6,7 +6,7 @@ may set it before the work starts. A bad value raises
 
 | variable | meaning | default |
 |---|---|---|
-| ``NTKGAP_RESULTS`` | folder of experiment results | ``results`` |
+| ``NTKGAP_RESULTS`` | folder of experiment results (``--results`` overrides) | ``results`` |
 | ``NTKGAP_PROFILE`` | profile whose cells figures and report read | none (all cells) |
 | ``NTKGAP_PROGRESS`` | ``1``/``0``: progress bars on/off | on when stderr is a terminal |
 | ``NTKGAP_MEMORY_LIMIT`` | bytes (or K/M/G suffix) a request may use | 80% of available |
@@ -49,6 +49,14 @@ def _path(name: str, default: str) -> str:
 
 def results_dir() -> str:
     return _path("NTKGAP_RESULTS", "results")
+
+
+def set_results_dir(path: str) -> None:
+    """The ``--results DIR`` flag: overrides NTKGAP_RESULTS for this process
+    and the workers it starts (they inherit the environment)."""
+    if not isinstance(path, str) or not path.strip():
+        raise UsageError("--results is empty (give a folder)")
+    os.environ["NTKGAP_RESULTS"] = path.strip()
 
 
 def figures_dir(default: str) -> str:

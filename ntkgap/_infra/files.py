@@ -1,4 +1,5 @@
-"""Small I/O helpers: atomic writes and JSON that is always valid."""
+"""Small I/O helpers: the one file writer (atomic, umask-honouring, one-line
+errors) and JSON that is always valid."""
 
 from __future__ import annotations
 
@@ -8,6 +9,8 @@ import os
 import tempfile
 
 import numpy as np
+
+from ntkgap.errors import UsageError
 
 
 def jsonable(obj):
@@ -32,27 +35,95 @@ def dumps(obj, **kw) -> str:
     return json.dumps(jsonable(obj), allow_nan=False, **kw)
 
 
-def atomic_write(path: str, data: bytes | str) -> None:
-    """Write to a temporary file in the same folder, fsync, then rename:
-    readers see the old file or the whole new one, never a partial one."""
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _cannot(path, exc: OSError) -> UsageError:
+    reason = exc.strerror or type(exc).__name__
+    return UsageError(f"cannot write {path}: {reason}")
+
+
+def check_writable(path: str) -> None:
+    """Raise the one-line UsageError unless ``path`` could be written: its
+    folder exists, is a folder, and this process may create files in it.
+    Commands call this before their work, so a bad path costs nothing."""
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
-    os.makedirs(folder, exist_ok=True)
+    if not os.path.isdir(folder):
+        raise UsageError(f"cannot write {path}: folder {folder} does not exist")
+    if os.path.isdir(path):
+        raise UsageError(f"cannot write {path}: it is a folder")
+    if not os.access(folder, os.W_OK | os.X_OK):
+        raise UsageError(f"cannot write {path}: folder {folder} is not writable")
+
+
+def ensure_folder(folder: str) -> str:
+    """Create ``folder`` if it is missing and its parent exists (never a
+    chain of folders the user did not ask for). Returns ``folder``."""
+    folder = os.fspath(folder)
+    if os.path.isdir(folder):
+        return folder
+    parent = os.path.dirname(os.path.abspath(folder))
+    if not os.path.isdir(parent):
+        raise UsageError(f"cannot create folder {folder}: {parent} does not exist")
+    try:
+        os.mkdir(folder)
+    except FileExistsError:
+        if not os.path.isdir(folder):
+            raise UsageError(f"cannot create folder {folder}: a file has that name") from None
+    except OSError as exc:
+        raise UsageError(f"cannot create folder {folder}: {exc.strerror}") from None
+    return folder
+
+
+def atomic_write(path: str, data: bytes | str) -> None:
+    """Write ``data`` to ``path``: the one way ntkgap writes a file.
+
+    A temporary file in the same folder is written, fsynced, given the mode
+    a plain ``open`` would give (0666 less the umask) and renamed over
+    ``path``: readers see the old file or the whole new one, never a partial
+    one. The folder must exist (nothing is created); an unwritable or
+    missing path raises the one-line UsageError and leaves nothing behind.
+    """
+    path = os.fspath(path)
+    check_writable(path)
+    folder = os.path.dirname(os.path.abspath(path))
     mode = "wb" if isinstance(data, bytes) else "w"
     # the writer's PID in the name lets a later run remove what a killed one left
-    fd, tmp = tempfile.mkstemp(
-        dir=folder, prefix=f".tmp-{os.getpid()}-", suffix=os.path.basename(path)
-    )
+    try:
+        fd, tmp = tempfile.mkstemp(
+            dir=folder, prefix=f".tmp-{os.getpid()}-", suffix=os.path.basename(path)
+        )
+    except OSError as exc:
+        raise _cannot(path, exc) from None
     try:
         with os.fdopen(fd, mode) as fh:
+            os.fchmod(fh.fileno(), 0o666 & ~_umask())
             fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise _cannot(path, exc) from None
         raise
+
+
+def save_figure(fig, path: str, **kw) -> None:
+    """Render a matplotlib figure in memory (format from the suffix) and
+    write it with :func:`atomic_write`."""
+    import io as _io  # stdlib
+
+    check_writable(path)
+    buf = _io.BytesIO()
+    fmt = os.path.splitext(os.fspath(path))[1].lstrip(".").lower() or "png"
+    fig.savefig(buf, format=fmt, **kw)
+    atomic_write(path, buf.getvalue())
 
 
 def remove_stale_temp(folder: str) -> int:

@@ -420,7 +420,10 @@ class Circuit(HypercubeTarget):
                 src = rng.choice(d, c, replace=False)
             else:
                 first = d + rng.integers(0, i)
-                rest = rng.choice(np.setdiff1d(np.arange(pool), [first]), c - 1, replace=False)
+                # index into the pool without ``first``: the same draws as choosing
+                # from that array, without building it (O(c), not O(pool))
+                rest = rng.choice(pool - 1, c - 1, replace=False)
+                rest = rest + (rest >= first)
                 src = np.concatenate([[first], rest])
             gates.append(
                 (str(rng.choice(kinds)), [int(s) for s in src], rng.choice([-1.0, 1.0], size=c))
