@@ -309,13 +309,10 @@ def _learning_curve(args):
         "test_mse_empirical": emp,
         "test_mse_empirical_std": std,
         "test_mse_theory": th.tolist(),
-<<<<<<< HEAD
         "overlap": overlap,
-=======
         "theory_valid": eigenlearning.theory_valid(ns, arch, target.domain),
         "theory_valid_per_n": [eigenlearning.theory_valid(n, arch, target.domain) for n in ns],
         "theory_valid_fraction": eigenlearning.VALID_FRACTION,
->>>>>>> harden
         "jitter_notes": notes,
         "arch_reads": arch.reads(target.domain),
     }
@@ -416,13 +413,23 @@ def _train_args(p):
     "train", "train finite-width networks (vmapped seeds) and report relative test MSE", _train_args
 )
 def _train(args):
-    from ntkgap import train_config, training
+    from ntkgap import train_config
+    from ntkgap._infra import memory
     from ntkgap.arch import parse_arch
     from ntkgap.targets import parse_target
 
     cfg = train_config.from_args(args)
     arch, target = parse_arch(args.arch), parse_target(args.target)
     arch.check_domain(target.domain)
+    # refused before JAX loads (training.train checks again for library callers)
+    memory.check_sizes(
+        memory.net_estimates(
+            arch, target, width=args.width, n=args.n, n_test=args.n_test, seeds=args.seeds,
+            batch=cfg.batch, steps=cfg.steps, eval_every=cfg.eval_every, optimizer=cfg.optimizer,
+        )
+    )  # fmt: skip
+    from ntkgap import training
+
     r = training.train(
         arch,
         args.width,
@@ -489,12 +496,10 @@ def _run(args):
         f"{r['experiment']} [{r['profile']}]: {r['cells']} cells, {r['computed']} computed, "
         f"{r['reused']} reused, {r['seconds']:.1f} s",
     )
-<<<<<<< HEAD
     for f in r["failed"]:
         sys.stderr.write(
             f"ntkgap: warning: cell {f['key']} ({f['cell']['method']}) failed: {f['reason']}\n"
         )
-=======
 
 
 # -------------------------------------------------------------------- show
@@ -566,7 +571,11 @@ def _fmt_value(v):
     return "-" if v is None else str(v)
 
 
-@verb("show", "a table of a run's cells (method, parameters, n, error or n*, seconds) and claims")
+@verb(
+    "show",
+    "a table of a run's cells (method, parameters, n, error or n*, seconds) and claims",
+    _show_args,
+)
 def _show(args):
     import os
 
@@ -684,19 +693,6 @@ def _show_plot(experiments, path):
     fig.tight_layout()
     save_figure(fig, path)
     plt.close(fig)
-
-
-_ARGS = {
-    "spectrum": _spectrum_args,
-    "eigenvalues": _eigenvalues_args,
-    "kernel": _kernel_args,
-    "learning-curve": _curve_args,
-    "sample-complexity": _sc_args,
-    "train": _train_args,
-    "run": _run_args,
-    "show": _show_args,
-}
->>>>>>> harden
 
 
 def build_parser() -> argparse.ArgumentParser:

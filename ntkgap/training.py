@@ -222,6 +222,13 @@ def train(
         return _merge(runs)
     dom = target.domain
     arch.check_domain(dom)
+    # every size is estimated and refused before the split allocates anything
+    memory.check_sizes(
+        memory.net_estimates(
+            arch, target, width=width, n=n, n_test=n_test, seeds=len(seeds), batch=cfg.batch,
+            steps=cfg.steps, eval_every=cfg.eval_every, optimizer=cfg.optimizer,
+        )
+    )  # fmt: skip
     n_val = max(1, int(round(cfg.val_frac * n)))
     n_tr = n - n_val
     if n_tr < 1:
