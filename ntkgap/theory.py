@@ -18,6 +18,37 @@ def circle_kmax(target) -> int:
     return int(min(max(16 * max(dom, 1), 256), CIRCLE_KMAX_CAP))
 
 
+def _recursive_tree_target(arch, target) -> bool:
+    """A tree target on exactly the arch's tree (same arity and depth)."""
+    from ntkgap.targets.boolean import Tree
+
+    return (
+        isinstance(target, Tree)
+        and arch.spec["act"] in ("relu", "erf")
+        and (target.spec["arity"], target.spec["L"]) == (arch.spec["arity"], arch.spec["L"])
+        and tuple(target.support) == tuple(range(arch.leaves))
+    )
+
+
+def _tree_spectrum(arch, target, kmax: int = 16):
+    """Tree kernel eigenvalues and the tree target's power per shape, both
+    by recursion over the tree (``ntkgap.tree_eigen``); blocks beyond a cap
+    enter as the kernel's ``tail`` and the target's ``tail_power``."""
+    from ntkgap import tree_eigen
+
+    ts = tree_eigen.tree_spectrum(arch, kcap=kmax, target=target)
+    second = ts.second_moment
+    sp = Spectrum(
+        ts.eigenvalue,
+        np.array([float(m) for m in ts.multiplicity]),
+        ts.power,
+        tail=ts.tail_trace,
+        tail_power=max(second - float(ts.power.sum()), 0.0),
+        variance=second - ts.mean**2,
+    )
+    return sp, eigen._tree_eigensystem(ts)
+
+
 def spectrum(arch, target, *, kmax: int | None = None) -> tuple[Spectrum, eigen.Eigensystem]:
     domain = target.domain
     arch.check_domain(domain)
@@ -35,10 +66,12 @@ def spectrum(arch, target, *, kmax: int | None = None) -> tuple[Spectrum, eigen.
             variance=target.variance,
         )
         return sp, es
+    if arch.name == "tree" and _recursive_tree_target(arch, target):
+        return _tree_spectrum(arch, target)
     ws = walsh.walsh_spectrum(target)
     variance = float((ws.coefficients**2).sum() - ws.coefficients[0] ** 2)
     if arch.name == "tree":
-        es = eigen.hypercube_tree(arch, domain)
+        es = eigen.hypercube_tree_fwht(arch, domain)
         leaves = arch.leaves
         sub = np.arange(ws.coefficients.size)
         # target subset (bits over its support) -> subset of the arch's leaves

@@ -1,0 +1,495 @@
+"""Exact eigenvalues of the ``tree`` architecture's NTK on the hypercube, and
+the Walsh power of tree targets, by recursion over the tree (no 2^s FWHT).
+
+The kernel of ``tree:arity=a,L=L`` depends on x, y only through z = x*y on
+its s = a^L leaves, so the characters chi_S are eigenfunctions with
+mu_S = E_z[K(z) chi_S(z)]. Infinite-width recursion (Jacot et al. 2018;
+Arora et al. 2019 for the NTK; Novak et al. 2019 for locally connected
+layers, where only each position's own covariance propagates), with
+q_l the common diagonal of the NNGP at height l:
+
+* height 1 (a first ConvLocal unit p over leaves i in p):
+  Sigma_1(p) = W^2 mean_i z_i + b^2, Theta_1(p) = Sigma_1(p);
+* height l > 1, children c of p: Sigma_l(p) = W^2 mean_c E[phi phi](Sigma_c) + b^2,
+  Theta_l(p) = Sigma_l(p) + W^2 mean_c Theta_c E[phi' phi'](Sigma_c), the
+  expectations under the covariance [[q, Sigma_c], [Sigma_c, q]], q = q_{l-1};
+* readout: K = W^2 E[phi phi](Sigma_root) + b^2 + W^2 Theta_root E[phi' phi'](Sigma_root).
+
+So a node's value is a function of the multiset of its children's values:
+a node's *type* is that multiset, finitely many per height. Children read
+disjoint leaves, so they are independent under uniform z. For a subset S,
+its *shape* at a node is the multiset of its children's shapes (at a leaf:
+in S or not); mu_S depends on S only through its shape at the root (tree
+automorphisms permute children). Per shape sigma, the signed measure
+nu_sigma(v) = E[1{type = v} chi_S(z_sub)] over the node's types is the
+outer product of the children's measures summed onto multisets, and
+mu_S = sum over the root children's ordered types of prod_c nu_c(t_c) K(t).
+
+Cost: the number of types and of shapes per height grows as
+T_l = C(T_{l-1} + a - 1, a) (arity 2: 3, 6, 21, 231, 26796, ...). Every
+height whose (shapes x types) fits ``MAX_CELLS`` is kept whole; above it
+only the shapes of degree <= ``kcap`` and the shapes the target needs are
+carried (``capped_at`` records it; what is listed is exact, the rest of the
+trace is ``tail_trace``).
+
+Tree targets (``ntkgap.targets.boolean.Tree``): a node g(u_1..u_a) =
+sum_T g_hat(T) prod_{c in T} u_c over children reading disjoint leaves has
+f_hat(S_1 u .. u S_a) = prod_{c in N} f_c_hat(S_c) * C_N with
+N = {c : S_c nonempty}, C_N = sum_{T >= N} g_hat(T) prod_{c in T \\ N} E f_c,
+so the power of a shape is C_N^2 times the children's powers, summed over
+the distinct assignments of the shape's parts to children (O'Donnell,
+"Analysis of Boolean Functions", 2014, ch. 1).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ntkgap.errors import UsageError
+
+# largest (shapes x types) array of signed measures carried at one height
+MAX_CELLS = 2**25
+# largest ordered-type tensor evaluated at once at the root (entries)
+ROOT_BLOCK = 2**22
+# child types above which the arity-2 root runs in JAX tiles
+JAX_ROOT_MIN = 4096
+# most shapes carried at a capped height (the root's cost grows with it)
+MAX_CARRIED = 96
+# largest number of ordered child tuples combined at one node
+MAX_ORDERED = 2**26
+
+
+def _duals(act: str, xp=np):
+    """(E phi(u)phi(v), E phi'(u)phi'(v), E phi(u)^2) as functions of (c, q)
+    for (u, v) centred Gaussian with covariance [[q, c], [c, q]], in array
+    module ``xp`` (numpy or jax.numpy) (Cho & Saul 2009 for ReLU, Williams
+    1997 for erf)."""
+    if act == "relu":
+
+        def e_pp(c, q):
+            rho = xp.clip(c / q, -1.0, 1.0)
+            th = xp.arccos(rho)
+            return q * (xp.sqrt(1.0 - rho * rho) + (np.pi - th) * rho) / (2 * np.pi)
+
+        def e_dd(c, q):
+            return (np.pi - xp.arccos(xp.clip(c / q, -1.0, 1.0))) / (2 * np.pi)
+
+        return e_pp, e_dd, lambda q: q / 2
+    if act == "erf":
+
+        def e_pp(c, q):
+            return 2 / np.pi * xp.arcsin(xp.clip(2 * c / (1 + 2 * q), -1.0, 1.0))
+
+        def e_dd(c, q):
+            den = 1 + 2 * q
+            return 4 / np.pi / xp.sqrt(den * den - 4 * c * c)
+
+        return e_pp, e_dd, lambda q: 2 / np.pi * np.arcsin(2 * q / (1 + 2 * q))
+    raise UsageError(
+        f"arch act={act}: recursive tree eigenvalues need a closed-form dual (allowed: relu, erf)"
+    )
+
+
+def _pair_form_jax(u, w, N, act, W2, b2, q, tile=2048):
+    """Y = G N for the symmetric root kernel G[i, j] = K(u_i + u_j, w_i + w_j)
+    of arity 2 (see ``tree_spectrum``), by square tiles of the upper
+    triangle in JAX (one compilation; each entry evaluated once)."""
+    from ntkgap._infra.compat import jax
+
+    jnp = jax.numpy
+    e_pp, e_dd, _ = _duals(act, jnp)
+    n, m = N.shape
+    nb = -(-n // tile)
+    pad = nb * tile - n
+    # padding rows: a valid value (no NaN) with zero weight
+    up = np.concatenate([u, np.full(pad, u[0])]).reshape(nb, tile)
+    wp = np.concatenate([w, np.full(pad, w[0])]).reshape(nb, tile)
+    Np = np.concatenate([N, np.zeros((pad, m))]).reshape(nb, tile, m)
+
+    pairs = np.array([(i, j) for i in range(nb) for j in range(i, nb)], dtype=np.int32)
+
+    @jax.jit
+    def run(up, wp, Np, pairs):
+        def body(k, Y):
+            i, j = pairs[k, 0], pairs[k, 1]
+            s_r = W2 * 0.5 * (up[i][:, None] + up[j][None, :]) + b2
+            t_r = s_r + W2 * 0.5 * (wp[i][:, None] + wp[j][None, :])
+            G = W2 * e_pp(s_r, q) + b2 + W2 * t_r * e_dd(s_r, q)
+            Y = Y.at[i].add(G @ Np[j])
+            return Y.at[j].add(jnp.where(i == j, 0.0, 1.0) * (G.T @ Np[i]))
+
+        return jax.lax.fori_loop(0, pairs.shape[0], body, jnp.zeros((nb, tile, m)))
+
+    return np.asarray(run(up, wp, Np, pairs)).reshape(nb * tile, m)[:n]
+
+
+def _multisets(n: int, a: int) -> np.ndarray:
+    """All sorted a-tuples over range(n), lexicographic, shape (C(n+a-1, a), a)."""
+    return np.array(list(itertools.combinations_with_replacement(range(n), a)), dtype=np.int64)
+
+
+def _ordered_to_multiset(n: int, a: int, combos: np.ndarray) -> np.ndarray:
+    """For every ordered tuple in range(n)^a (C order), the row of ``combos``
+    holding its sorted version."""
+    grid = np.indices((n,) * a).reshape(a, -1).T
+    grid.sort(axis=1)
+    weights = n ** np.arange(a - 1, -1, -1, dtype=np.int64)
+    codes = combos @ weights  # increasing: combos are lexicographic
+    return np.searchsorted(codes, grid @ weights)
+
+
+def _distinct_orders(parts) -> int:
+    counts = np.unique(parts, return_counts=True)[1]
+    out = math.factorial(len(parts))
+    for c in counts:
+        out //= math.factorial(int(c))
+    return out
+
+
+@dataclass
+class TreeSpectrum:
+    """Eigenvalues of a tree kernel per shape at the root.
+
+    ``degree[i]``, ``eigenvalue[i]``, ``multiplicity[i]`` (exact integers,
+    number of subsets of that shape) and ``children[i]`` (the root
+    children's shape ids, sorted) per listed shape. ``capped_at`` is None
+    when every shape is listed, else the degree below which (<=) every
+    shape is listed. ``power`` (with a target) is the target's Walsh power
+    per listed shape, ``second_moment`` its E f^2 and ``mean`` its E f."""
+
+    degree: np.ndarray
+    eigenvalue: np.ndarray
+    multiplicity: list
+    trace: float
+    capped_at: int | None
+    levels: list = field(repr=False, default_factory=list)
+    power: np.ndarray | None = None
+    second_moment: float | None = None
+    mean: float | None = None
+
+    @property
+    def tail_trace(self) -> float:
+        listed = float(np.dot(np.asarray(self.multiplicity, dtype=np.float64), self.eigenvalue))
+        return max(self.trace - listed, 0.0)
+
+    def shape_of(self, mask: int) -> int:
+        """Index (into the listed shapes) of the subset with bit mask
+        ``mask`` over the leaves; -1 if its shape is not listed."""
+        a = self.levels[0]["arity"]
+        L = len(self.levels) - 1
+        ids = [(mask >> i) & 1 for i in range(a**L)]
+        for h in range(1, L + 1):
+            index = self.levels[h]["index"]
+            nxt = []
+            for p in range(len(ids) // a):
+                kids = ids[p * a : (p + 1) * a]
+                if min(kids) < 0:
+                    nxt.append(-1)
+                else:
+                    nxt.append(index.get(tuple(sorted(kids)), -1))
+            ids = nxt
+        return ids[0]
+
+
+class _Target:
+    """Per node: E f and the Walsh power per shape, for a Tree target."""
+
+    def __init__(self, target, a, L):
+        from ntkgap.targets.boolean import _apply_node
+
+        spec = target.spec
+        if (spec["arity"], spec["L"]) != (a, L):
+            raise UsageError(
+                f"target '{spec}': recursive tree spectra need the arch's arity and L "
+                f"(arity={a}, L={L})"
+            )
+        self.a = a
+        self.node = spec["node"]
+        cols = [np.where((np.arange(2**a) >> c) & 1, -1.0, 1.0) for c in range(a)]
+        from ntkgap import walsh
+
+        def ghat(table):
+            vals = _apply_node(self.node, cols, table)
+            return walsh.fwht(np.broadcast_to(np.asarray(vals, float), (2**a,))) / 2**a
+
+        # tables are drawn in the target's post-order (children before parent)
+        tables = target._tables
+        self.ghat = {}  # (height, index) -> g_hat over subsets of children
+        counter = iter(range(10**9))
+
+        def visit(level, index):
+            if level == L:
+                return
+            for c in range(a):
+                visit(level + 1, index * a + c)
+            t = tables[next(counter)] if tables is not None else None
+            self.ghat[(L - level, index)] = ghat(t)
+
+        visit(0, 0)
+        self.per_node = tables is not None
+
+
+def _combine_power(children_shapes, kid_P, kid_mean, ghat, a):
+    """Power of one node shape: sum over distinct assignments of the sorted
+    child shapes to children of C_N^2 prod_{c in N} P_c(shape_c)."""
+    total = 0.0
+    for perm in set(itertools.permutations(children_shapes)):
+        nz = [c for c in range(a) if perm[c] != 0]
+        nmask = sum(1 << c for c in nz)
+        cn = 0.0
+        for T in range(2**a):
+            if T & nmask != nmask or ghat[T] == 0:
+                continue
+            term = ghat[T]
+            for c in range(a):
+                if (T >> c) & 1 and not (nmask >> c) & 1:
+                    term *= kid_mean[c]
+            cn += term
+        prod = cn * cn
+        for c in nz:
+            prod *= kid_P[c][perm[c]]
+        total += prod
+    return total
+
+
+def tree_spectrum(arch, *, kcap: int = 16, target=None, keep_power: int = 64) -> TreeSpectrum:
+    """Eigenvalues (and a tree target's power) of ``tree`` arch's NTK per shape.
+
+    Args:
+        arch: a ``tree`` Arch (act relu or erf).
+        kcap: at heights too large to carry whole (see ``MAX_CELLS``), the
+            shapes of degree <= kcap are carried (and listed at the root).
+        target: optional ``Tree`` target with the arch's arity and L; its
+            power per listed shape is computed, and at capped heights the
+            ``keep_power`` shapes of largest power are carried too.
+        keep_power: see ``target``.
+
+    Returns:
+        TreeSpectrum (exact for every listed shape).
+
+    References: Jacot et al. 2018 and Arora et al. 2019 (NTK recursion),
+    Novak et al. 2019 (locally connected layers); see the module docstring.
+    """
+    sp = arch.spec
+    a, L = sp["arity"], sp["L"]
+    W2, b2 = sp["W_std"] ** 2, sp["b_std"] ** 2
+    e_pp, e_dd, e_qq = _duals(sp["act"])
+    tg = _Target(target, a, L) if target is not None else None
+
+    # --- types and their values, heights 0..L-1 (the root's children)
+    # leaves: type 0 is z = +1, type 1 is z = -1
+    leaf_z = np.array([1.0, -1.0])
+    q = W2 + b2
+    types = [None]
+    sig = the = None
+    for h in range(1, L):
+        n_prev = 2 if h == 1 else sig.size
+        if n_prev**a > MAX_ORDERED:
+            raise UsageError(
+                f"arch '{sp}': {n_prev}^{a} child types at height {h} exceed the recursion's "
+                f"budget ({MAX_ORDERED})"
+            )
+        combos = _multisets(n_prev, a)
+        if h == 1:
+            s_new = W2 * leaf_z[combos].mean(1) + b2
+            t_new = s_new.copy()
+        else:
+            u, w = e_pp(sig, q), the * e_dd(sig, q)
+            s_new = W2 * u[combos].mean(1) + b2
+            t_new = s_new + W2 * w[combos].mean(1)
+            q = W2 * e_qq(q) + b2
+        types.append({"combos": combos, "to_multiset": _ordered_to_multiset(n_prev, a, combos)})
+        sig, the = s_new, t_new
+    # q is now the diagonal at height L-1 (or of the leaves' layer for L = 1)
+
+    # --- shapes, heights 0..L-1
+    # level h: "children" (M, a) sorted child shape ids, "degree", "mult",
+    # "nu" (M, T_h) signed measures, "index" {children tuple: id}
+    levels = [
+        {
+            "arity": a,
+            "degree": np.array([0, 1]),
+            "mult": [1, 1],
+            "nu": np.array([[0.5, 0.5], [0.5, -0.5]]),
+            "index": {},
+        }
+    ]
+    if tg is not None:
+        n_leaves = a**L
+        levels[0]["P"] = [np.array([0.0, 1.0])] * n_leaves  # per leaf: power per shape
+        levels[0]["mean"] = [0.0] * n_leaves
+    capped_at = None
+    for h in range(1, L):
+        prev = levels[h - 1]
+        cand = _multisets(len(prev["degree"]), a)
+        deg = prev["degree"][cand].sum(1)
+        n_types = types[h]["combos"].shape[0]
+        keep = np.ones(len(cand), dtype=bool)
+        lvl = {"arity": a}
+        if tg is not None:
+            P_all, means = _level_power(tg, h, L, a, cand, prev)
+        if len(cand) * n_types > MAX_CELLS:
+            # carry the shapes of lowest degree that fit, and the target's
+            k_eff = int(kcap)
+            while k_eff > 0 and np.count_nonzero(deg <= k_eff) > MAX_CARRIED:
+                k_eff -= 1
+            keep = deg <= k_eff
+            if tg is not None:
+                score = np.sum(P_all, axis=0)
+                top = np.argsort(-score, kind="stable")[:keep_power]
+                keep[top[score[top] > 0]] = True
+            capped_at = k_eff if capped_at is None else min(capped_at, k_eff)
+        cand = cand[keep]
+        lvl["degree"] = deg[keep]
+        lvl["mult"] = [
+            _distinct_orders(c) * math.prod(prev["mult"][i] for i in c) for c in cand.tolist()
+        ]
+        lvl["index"] = {tuple(c): i for i, c in enumerate(cand.tolist())}
+        lvl["children"] = cand
+        if tg is not None:
+            lvl["P"] = [row[keep] for row in P_all]
+            lvl["mean"] = means
+        to_ms = types[h]["to_multiset"]
+        nu = np.empty((len(cand), n_types))
+        for i, c in enumerate(cand):
+            outer = prev["nu"][c[0]]
+            for j in c[1:]:
+                outer = np.multiply.outer(outer, prev["nu"][j])
+            nu[i] = np.bincount(to_ms, weights=outer.ravel(), minlength=n_types)
+        lvl["nu"] = nu
+        levels.append(lvl)
+
+    # --- the root
+    prev = levels[L - 1]
+    if L == 1:
+        u = leaf_z  # height-1 input: mean of z
+    else:
+        u, w = e_pp(sig, q), the * e_dd(sig, q)
+        q_root = W2 * e_qq(q) + b2
+    q_first = W2 + b2
+
+    def root_kernel(idx):
+        """K at ordered child-type tuples idx (n, a)."""
+        if L == 1:
+            s_r = W2 * u[idx].mean(1) + b2
+            t_r = s_r
+            qq = q_first
+        else:
+            s_r = W2 * u[idx].mean(1) + b2
+            t_r = s_r + W2 * w[idx].mean(1)
+            qq = q_root
+        return W2 * e_pp(s_r, qq) + b2 + W2 * t_r * e_dd(s_r, qq)
+
+    n_child = prev["nu"].shape[1]
+    trace = float(root_kernel(np.zeros((1, a), dtype=np.int64))[0])
+    cand = _multisets(len(prev["degree"]), a)
+    deg = prev["degree"][cand].sum(1)
+    N = prev["nu"]
+    if a == 2 and n_child > JAX_ROOT_MIN:
+        qq = q_root if L > 1 else q_first
+        Y = _pair_form_jax(u, w, N.T, sp["act"], W2, b2, qq)
+        mu = np.einsum("ij,ji->i", N[cand[:, 0]], Y[:, cand[:, 1]])
+    elif a == 2:
+        # Y = G N blockwise, G the symmetric (n_child x n_child) root kernel
+        Y = np.zeros_like(N.T)
+        rows = max(1, ROOT_BLOCK // n_child)
+        cols = np.arange(n_child)
+        for r0 in range(0, n_child, rows):
+            r = np.arange(r0, min(r0 + rows, n_child))
+            idx = np.stack(np.broadcast_arrays(r[:, None], cols[None, :]), -1).reshape(-1, 2)
+            G = root_kernel(idx).reshape(r.size, n_child)
+            Y[r] = G @ N.T
+        mu = np.einsum("ij,ji->i", N[cand[:, 0]], Y[:, cand[:, 1]])
+    else:
+        if n_child**a > MAX_ORDERED:
+            raise UsageError(
+                f"arch '{sp}': {n_child}^{a} ordered root tuples exceed the budget ({MAX_ORDERED})"
+            )
+        idx = np.indices((n_child,) * a).reshape(a, -1).T
+        Kt = root_kernel(idx).reshape((n_child,) * a)
+        mu = np.empty(len(cand))
+        for i, c in enumerate(cand):
+            acc = Kt
+            for j in reversed(c.tolist()):
+                acc = acc @ N[j]
+            mu[i] = acc
+    mult = [_distinct_orders(c) * math.prod(prev["mult"][i] for i in c) for c in cand.tolist()]
+    root = {
+        "arity": a,
+        "degree": deg,
+        "mult": mult,
+        "index": {tuple(c): i for i, c in enumerate(cand.tolist())},
+        "children": cand,
+    }
+    levels.append(root)
+    out = TreeSpectrum(deg, mu, mult, trace, capped_at, levels)
+    if tg is not None:
+        P_all, means = _level_power(tg, L, L, a, cand, prev)
+        out.power = P_all[0]
+        out.mean = means[0]
+        # E f^2 by the same recursion with every shape summed: the node
+        # second moment from the children's (independent) moments
+        out.second_moment = _second_moment(tg, L, a)
+    return out
+
+
+def _level_power(tg, h, L, a, cand, prev):
+    """Power per candidate shape at every node of height h (one entry for all
+    nodes when the nodes are identical), and each node's mean."""
+    n_nodes = a ** (L - h)
+    nodes = range(n_nodes) if tg.per_node else [0]
+    P_rows, means = [], []
+    for p in nodes:
+        ghat = tg.ghat[(h, p)]
+        kids = [p * a + c if tg.per_node else 0 for c in range(a)]
+        kid_P = [prev["P"][k] for k in kids]
+        kid_mean = [prev["mean"][k] for k in kids]
+        row = np.array([_combine_power(tuple(c), kid_P, kid_mean, ghat, a) for c in cand.tolist()])
+        m = 0.0
+        for T in range(2**a):
+            term = ghat[T]
+            for c in range(a):
+                if (T >> c) & 1:
+                    term *= kid_mean[c]
+            m += term
+        P_rows.append(row)
+        means.append(m)
+    if not tg.per_node:
+        P_rows, means = P_rows * n_nodes, means * n_nodes
+    return P_rows, means
+
+
+def _second_moment(tg, L, a) -> float:
+    """E f^2 of the target, node by node: the children are independent, so
+    E g(u)^2 = sum_{T, T'} g_hat(T) g_hat(T') prod_c E[u_c^(#{T, T' containing c})]."""
+    m1 = {}
+    m2 = {}
+    n_leaves = a**L
+    for i in range(n_leaves):
+        m1[(0, i)], m2[(0, i)] = 0.0, 1.0
+    for h in range(1, L + 1):
+        for p in range(a ** (L - h)):
+            g = tg.ghat[(h, p)] if tg.per_node else tg.ghat[(h, 0)]
+            k1 = [m1[(h - 1, p * a + c)] for c in range(a)]
+            k2 = [m2[(h - 1, p * a + c)] for c in range(a)]
+            e1 = 0.0
+            e2 = 0.0
+            nz = np.nonzero(g)[0]
+            for T in nz:
+                t1 = g[T]
+                for c in range(a):
+                    if (T >> c) & 1:
+                        t1 *= k1[c]
+                e1 += t1
+                for T2 in nz:
+                    t2 = g[T] * g[T2]
+                    for c in range(a):
+                        e = ((T >> c) & 1) + ((T2 >> c) & 1)
+                        t2 *= (1.0, k1[c], k2[c])[e]
+                    e2 += t2
+            m1[(h, p)], m2[(h, p)] = e1, e2
+    return m2[(L, 0)]
