@@ -256,7 +256,9 @@ def _combine_power(children_shapes, kid_P, kid_mean, ghat, a):
     return total
 
 
-def tree_spectrum(arch, *, kcap: int = 16, target=None, keep_power: int = 64) -> TreeSpectrum:
+def tree_spectrum(
+    arch, *, kcap: int = 16, target=None, keep_power: int = 32, max_blocks: int = 50_000
+) -> TreeSpectrum:
     """Eigenvalues (and a tree target's power) of ``tree`` arch's NTK per shape.
 
     Args:
@@ -267,6 +269,9 @@ def tree_spectrum(arch, *, kcap: int = 16, target=None, keep_power: int = 64) ->
             power per listed shape is computed, and at capped heights the
             ``keep_power`` shapes of largest power are carried too.
         keep_power: see ``target``.
+        max_blocks: capped spectra list at most about this many blocks: every
+            block of degree <= ``capped_at``, then the largest eigenvalues and
+            (with a target) the largest powers.
 
     Returns:
         TreeSpectrum (exact for every listed shape).
@@ -343,6 +348,10 @@ def tree_spectrum(arch, *, kcap: int = 16, target=None, keep_power: int = 64) ->
                 top = np.argsort(-score, kind="stable")[:keep_power]
                 keep[top[score[top] > 0]] = True
             capped_at = k_eff if capped_at is None else min(capped_at, k_eff)
+        if not keep.all():
+            lvl["full"] = {"cand": cand, "degree": deg, "keep": np.nonzero(keep)[0]}
+            if tg is not None:
+                lvl["full"]["P"] = P_all
         cand = cand[keep]
         lvl["degree"] = deg[keep]
         lvl["mult"] = [
@@ -386,6 +395,8 @@ def tree_spectrum(arch, *, kcap: int = 16, target=None, keep_power: int = 64) ->
 
     n_child = prev["nu"].shape[1]
     trace = float(root_kernel(np.zeros((1, a), dtype=np.int64))[0])
+    if a == 2 and "full" in prev and L >= 3 and "full" not in levels[L - 2]:
+        return _wide_root(levels, types, tg, u, w, sp, W2, b2, q_root, trace, capped_at, max_blocks)
     cand = _multisets(len(prev["degree"]), a)
     deg = prev["degree"][cand].sum(1)
     N = prev["nu"]
@@ -435,6 +446,78 @@ def tree_spectrum(arch, *, kcap: int = 16, target=None, keep_power: int = 64) ->
         # second moment from the children's (independent) moments
         out.second_moment = _second_moment(tg, L, a)
     return out
+
+
+def _wide_root(levels, types, tg, u, w, sp, W2, b2, q_root, trace, capped_at, max_blocks):
+    """Arity-2 root when the root's children are capped (the height below is
+    whole): every root shape {sigma_1, sigma_2} with sigma_2 carried and
+    sigma_1 any shape. For a carried sigma_2, Y = G nu_2 is a function of the
+    child's type {r, s} (two grandchild types), so for every sigma_1 =
+    (sigma_a, sigma_b), mu = nu_a^T Y[{r, s}] nu_b: one product with the
+    grandchildren's measures lists all sigma_1 at once."""
+    L = len(levels)  # heights 0..L-1 so far
+    child, grand = levels[L - 1], levels[L - 2]
+    full = child["full"]
+    Y = _pair_form_jax(u, w, child["nu"].T, sp["act"], W2, b2, q_root)
+    n_grand_types = grand["nu"].shape[1]
+    to_ms = types[L - 1]["to_multiset"]
+    f_cand, f_deg = full["cand"], full["degree"]
+    f_mult = np.array([float(m) for m in _mults(f_cand, grand["mult"])])
+    carried = full["keep"]
+    is_carried = np.zeros(len(f_cand), dtype=bool)
+    is_carried[carried] = True
+    mus, f1, f2 = [], [], []
+    for j, g in enumerate(carried):
+        Ym = Y[to_ms, j].reshape(n_grand_types, n_grand_types)
+        M = grand["nu"] @ Ym @ grand["nu"].T
+        row = M[f_cand[:, 0], f_cand[:, 1]]
+        sel = ~is_carried | (np.arange(len(f_cand)) <= g)
+        mus.append(row[sel])
+        f1.append(np.nonzero(sel)[0])
+        f2.append(np.full(int(sel.sum()), g))
+    mu, f1, f2 = np.concatenate(mus), np.concatenate(f1), np.concatenate(f2)
+    deg = f_deg[f1] + f_deg[f2]
+    mult = np.where(f1 == f2, 1.0, 2.0) * f_mult[f1] * f_mult[f2]
+    power = mean = second = None
+    if tg is not None:
+        ghat = tg.ghat[(L, 0)]
+        km = child["mean"][:2]
+        cn = {
+            nm: sum(
+                ghat[T] * math.prod(km[c] for c in range(2) if (T >> c) & 1 and not (nm >> c) & 1)
+                for T in range(4)
+                if T & nm == nm
+            )
+            for nm in range(4)
+        }
+        P0, P1 = full["P"][0], full["P"][1]
+
+        def assign(x, y):  # x to child 0, y to child 1
+            nm = (x != 0).astype(int) + 2 * (y != 0).astype(int)
+            c2 = np.array([cn[i] ** 2 for i in range(4)])[nm]
+            return c2 * np.where(x != 0, P0[x], 1.0) * np.where(y != 0, P1[y], 1.0)
+
+        power = assign(f1, f2) + np.where(f1 != f2, assign(f2, f1), 0.0)
+        mean = float(cn[0])
+        second = _second_moment(tg, L, 2)
+    keep = deg <= capped_at
+    if len(mu) > max_blocks:
+        k = max_blocks // (2 if power is not None else 1)
+        keep[np.argsort(-mu, kind="stable")[:k]] = True
+        if power is not None:
+            keep[np.argsort(-power, kind="stable")[:k]] = True
+    else:
+        keep[:] = True
+    root = {"arity": 2, "degree": deg[keep], "index": {}, "children": np.stack([f1, f2], 1)[keep]}
+    levels.append(root)
+    out = TreeSpectrum(deg[keep], mu[keep], mult[keep], trace, capped_at, levels)
+    if tg is not None:
+        out.power, out.mean, out.second_moment = power[keep], mean, second
+    return out
+
+
+def _mults(cand, child_mult):
+    return [_distinct_orders(c) * math.prod(child_mult[i] for i in c) for c in cand.tolist()]
 
 
 def _level_power(tg, h, L, a, cand, prev):
