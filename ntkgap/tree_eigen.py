@@ -55,8 +55,6 @@ from ntkgap.errors import UsageError
 MAX_CELLS = 2**25
 # largest ordered-type tensor evaluated at once at the root (entries)
 ROOT_BLOCK = 2**22
-# child types above which the arity-2 root runs in JAX tiles
-JAX_ROOT_MIN = 4096
 # most shapes carried at a capped height (the root's cost grows with it)
 MAX_CARRIED = 96
 # largest number of ordered child tuples combined at one node
@@ -94,37 +92,63 @@ def _duals(act: str, xp=np):
     )
 
 
-def _pair_form_jax(u, w, N, act, W2, b2, q, tile=2048):
-    """Y = G N for the symmetric root kernel G[i, j] = K(u_i + u_j, w_i + w_j)
-    of arity 2 (see ``tree_spectrum``), by square tiles of the upper
-    triangle in JAX (one compilation; each entry evaluated once)."""
-    from ntkgap._infra.compat import jax
-
-    jnp = jax.numpy
-    e_pp, e_dd, _ = _duals(act, jnp)
+def _pair_form(u, w, N, act, W2, b2, q, tile=1024):
+    """Y = G N for the symmetric arity-2 root kernel
+    G[i, j] = K(Sigma = W^2 (u_i + u_j)/2 + b^2, Theta = Sigma + W^2 (w_i + w_j)/2)
+    (see ``tree_spectrum``), by square tiles of the upper triangle, each
+    entry evaluated once. The readout is rewritten as
+    G = F(x) + H(x) (e_i + e_j), x = r_i + r_j, with the per-row terms
+    r, e precomputed (relu: x = Sigma / q; erf: x = 2 Sigma / (1 + 2q))."""
     n, m = N.shape
-    nb = -(-n // tile)
-    pad = nb * tile - n
-    # padding rows: a valid value (no NaN) with zero weight
-    up = np.concatenate([u, np.full(pad, u[0])]).reshape(nb, tile)
-    wp = np.concatenate([w, np.full(pad, w[0])]).reshape(nb, tile)
-    Np = np.concatenate([N, np.zeros((pad, m))]).reshape(nb, tile, m)
+    e = 0.5 * W2 * np.asarray(w)
+    if act == "relu":
+        r = (0.5 * W2 * np.asarray(u) + 0.5 * b2) / q
+        c_sq, c_lin, c_h = W2 * q / (2 * np.pi), W2 * q / np.pi, W2 / (2 * np.pi)
 
-    pairs = np.array([(i, j) for i in range(nb) for j in range(i, nb)], dtype=np.int32)
+        def tile_kernel(x, ee):
+            np.minimum(x, 1.0, out=x)  # rounding above the diagonal's 1
+            arc = np.pi - np.arccos(x)
+            G = x * x
+            np.subtract(1.0, G, out=G)
+            np.maximum(G, 0.0, out=G)
+            np.sqrt(G, out=G)
+            G *= c_sq
+            x *= c_lin
+            x += c_h * ee
+            x *= arc
+            G += x
+            G += b2
+            return G
 
-    @jax.jit
-    def run(up, wp, Np, pairs):
-        def body(k, Y):
-            i, j = pairs[k, 0], pairs[k, 1]
-            s_r = W2 * 0.5 * (up[i][:, None] + up[j][None, :]) + b2
-            t_r = s_r + W2 * 0.5 * (wp[i][:, None] + wp[j][None, :])
-            G = W2 * e_pp(s_r, q) + b2 + W2 * t_r * e_dd(s_r, q)
-            Y = Y.at[i].add(G @ Np[j])
-            return Y.at[j].add(jnp.where(i == j, 0.0, 1.0) * (G.T @ Np[i]))
+    else:
+        den = 1 + 2 * q
+        r = (0.5 * W2 * np.asarray(u) + 0.5 * b2) * (2 / den)
+        c_f, c_h = 2 * W2 / np.pi, 4 * W2 / (np.pi * den)
 
-        return jax.lax.fori_loop(0, pairs.shape[0], body, jnp.zeros((nb, tile, m)))
+        def tile_kernel(x, ee):
+            inv = x * x
+            np.subtract(1.0, inv, out=inv)
+            np.sqrt(inv, out=inv)
+            np.divide(1.0, inv, out=inv)
+            G = np.arcsin(x)
+            G += x * inv
+            G *= c_f
+            ee *= c_h
+            ee *= inv
+            G += ee
+            G += b2
+            return G
 
-    return np.asarray(run(up, wp, Np, pairs)).reshape(nb * tile, m)[:n]
+    Y = np.zeros((n, m))
+    for i0 in range(0, n, tile):
+        i = slice(i0, min(i0 + tile, n))
+        for j0 in range(i0, n, tile):
+            j = slice(j0, min(j0 + tile, n))
+            G = tile_kernel(r[i, None] + r[None, j], e[i, None] + e[None, j])
+            Y[i] += G @ N[j]
+            if j0 != i0:
+                Y[j] += G.T @ N[i]
+    return Y
 
 
 def _multisets(n: int, a: int) -> np.ndarray:
@@ -143,10 +167,12 @@ def _ordered_to_multiset(n: int, a: int, combos: np.ndarray) -> np.ndarray:
 
 
 def _distinct_orders(parts) -> int:
-    counts = np.unique(parts, return_counts=True)[1]
+    """Number of distinct orderings of a multiset."""
     out = math.factorial(len(parts))
-    for c in counts:
-        out //= math.factorial(int(c))
+    run = 1
+    for x, y in zip(parts[:-1], parts[1:]):  # parts are sorted
+        run = run + 1 if x == y else 1
+        out //= run
     return out
 
 
@@ -400,20 +426,12 @@ def tree_spectrum(
     cand = _multisets(len(prev["degree"]), a)
     deg = prev["degree"][cand].sum(1)
     N = prev["nu"]
-    if a == 2 and n_child > JAX_ROOT_MIN:
-        qq = q_root if L > 1 else q_first
-        Y = _pair_form_jax(u, w, N.T, sp["act"], W2, b2, qq)
-        mu = np.einsum("ij,ji->i", N[cand[:, 0]], Y[:, cand[:, 1]])
-    elif a == 2:
-        # Y = G N blockwise, G the symmetric (n_child x n_child) root kernel
-        Y = np.zeros_like(N.T)
-        rows = max(1, ROOT_BLOCK // n_child)
-        cols = np.arange(n_child)
-        for r0 in range(0, n_child, rows):
-            r = np.arange(r0, min(r0 + rows, n_child))
-            idx = np.stack(np.broadcast_arrays(r[:, None], cols[None, :]), -1).reshape(-1, 2)
-            G = root_kernel(idx).reshape(r.size, n_child)
-            Y[r] = G @ N.T
+    if a == 2:
+        if L == 1:
+            # the root reads the leaves: Sigma = W^2 mean z + b^2, Theta = Sigma
+            Y = _pair_form(leaf_z, np.zeros(2), N.T, sp["act"], W2, b2, q_first)
+        else:
+            Y = _pair_form(u, w, N.T, sp["act"], W2, b2, q_root, tile=1024)
         mu = np.einsum("ij,ji->i", N[cand[:, 0]], Y[:, cand[:, 1]])
     else:
         if n_child**a > MAX_ORDERED:
@@ -458,7 +476,7 @@ def _wide_root(levels, types, tg, u, w, sp, W2, b2, q_root, trace, capped_at, ma
     L = len(levels)  # heights 0..L-1 so far
     child, grand = levels[L - 1], levels[L - 2]
     full = child["full"]
-    Y = _pair_form_jax(u, w, child["nu"].T, sp["act"], W2, b2, q_root)
+    Y = _pair_form(u, w, child["nu"].T, sp["act"], W2, b2, q_root)
     n_grand_types = grand["nu"].shape[1]
     to_ms = types[L - 1]["to_multiset"]
     f_cand, f_deg = full["cand"], full["degree"]
