@@ -92,13 +92,15 @@ def _duals(act: str, xp=np):
     )
 
 
-def _pair_form(u, w, N, act, W2, b2, q, tile=1024):
+def _pair_form(u, w, N, act, W2, b2, q, tile=128):
     """Y = G N for the symmetric arity-2 root kernel
     G[i, j] = K(Sigma = W^2 (u_i + u_j)/2 + b^2, Theta = Sigma + W^2 (w_i + w_j)/2)
     (see ``tree_spectrum``), by square tiles of the upper triangle, each
     entry evaluated once. The readout is rewritten as
     G = F(x) + H(x) (e_i + e_j), x = r_i + r_j, with the per-row terms
-    r, e precomputed (relu: x = Sigma / q; erf: x = 2 Sigma / (1 + 2q))."""
+    r, e precomputed (relu: x = Sigma / q; erf: x = 2 Sigma / (1 + 2q)).
+    Small tiles keep the elementwise passes in cache (measured ~2x faster
+    than 1024-wide tiles)."""
     n, m = N.shape
     e = 0.5 * W2 * np.asarray(w)
     if act == "relu":
@@ -107,17 +109,17 @@ def _pair_form(u, w, N, act, W2, b2, q, tile=1024):
 
         def tile_kernel(x, ee):
             np.minimum(x, 1.0, out=x)  # rounding above the diagonal's 1
-            arc = np.pi - np.arccos(x)
+            arc = np.arccos(x)
+            np.subtract(np.pi, arc, out=arc)
             G = x * x
             np.subtract(1.0, G, out=G)
-            np.maximum(G, 0.0, out=G)
             np.sqrt(G, out=G)
             G *= c_sq
             x *= c_lin
-            x += c_h * ee
+            ee *= c_h
+            x += ee
             x *= arc
             G += x
-            G += b2
             return G
 
     else:
@@ -136,7 +138,6 @@ def _pair_form(u, w, N, act, W2, b2, q, tile=1024):
             ee *= c_h
             ee *= inv
             G += ee
-            G += b2
             return G
 
     Y = np.zeros((n, m))
@@ -148,6 +149,7 @@ def _pair_form(u, w, N, act, W2, b2, q, tile=1024):
             Y[i] += G @ N[j]
             if j0 != i0:
                 Y[j] += G.T @ N[i]
+    Y += b2 * N.sum(0)  # the readout bias: a constant b^2 in every entry
     return Y
 
 
@@ -431,7 +433,7 @@ def tree_spectrum(
             # the root reads the leaves: Sigma = W^2 mean z + b^2, Theta = Sigma
             Y = _pair_form(leaf_z, np.zeros(2), N.T, sp["act"], W2, b2, q_first)
         else:
-            Y = _pair_form(u, w, N.T, sp["act"], W2, b2, q_root, tile=1024)
+            Y = _pair_form(u, w, N.T, sp["act"], W2, b2, q_root)
         mu = np.einsum("ij,ji->i", N[cand[:, 0]], Y[:, cand[:, 1]])
     else:
         if n_child**a > MAX_ORDERED:
