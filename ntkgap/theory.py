@@ -34,7 +34,7 @@ def _recursive_tree_target(arch, target) -> bool:
 # merged for eigenlearning (multiplicity and power summed, eigenvalue the
 # multiplicity-weighted mean, so the trace is kept): a block's learnability
 # lambda/(lambda + kappa) then moves by less than MERGE_RTOL relative
-MERGE_ABOVE = 20_000
+MERGE_ABOVE = 30_000
 MERGE_RTOL = 2e-3
 
 
