@@ -29,8 +29,13 @@ Cost: the number of types and of shapes per height grows as
 T_l = C(T_{l-1} + a - 1, a) (arity 2: 3, 6, 21, 231, 26796, ...). Every
 height whose (shapes x types) fits ``MAX_CELLS`` is kept whole; above it
 only the shapes of degree <= ``kcap`` and the shapes the target needs are
-carried (``capped_at`` records it; what is listed is exact, the rest of the
-trace is ``tail_trace``).
+carried (at most ``MAX_CARRIED``, lowering the degree cap until they fit;
+``capped_at`` records it). An arity-2 root over capped children then lists
+every shape with at least one child carried (arity 2, L = 6: ~1.4M shapes,
+~96% of the trace; every shape of degree <= capped_at among them). What is
+listed is exact; the rest of the trace is ``tail_trace``. The root's cost is
+one evaluation of the readout per unordered pair of child types (arity 2,
+L = 6: 3.6e8, ~6 s on one core).
 
 Tree targets (``ntkgap.targets.boolean.Tree``): a node g(u_1..u_a) =
 sum_T g_hat(T) prod_{c in T} u_c over children reading disjoint leaves has
@@ -53,8 +58,6 @@ from ntkgap.errors import UsageError
 
 # largest (shapes x types) array of signed measures carried at one height
 MAX_CELLS = 2**25
-# largest ordered-type tensor evaluated at once at the root (entries)
-ROOT_BLOCK = 2**22
 # most shapes carried at a capped height (the root's cost grows with it)
 MAX_CARRIED = 96
 # largest number of ordered child tuples combined at one node
