@@ -17,8 +17,13 @@
   depends on x and y only through x*y (each locally connected unit sees
   <x_p, y_p> and |x_p|^2 = arity), i.e. it is translation-invariant on the
   group {-1,+1}^s of its s = arity^L leaves. Characters are again
-  eigenfunctions, mu_S = 2^-s sum_z K(1, z) chi_S(z): the FWHT of the
-  kernel's first row, exact for s <= 20.
+  eigenfunctions, mu_S = 2^-s sum_z K(1, z) chi_S(z), and mu_S depends only
+  on how S sits in the tree: ``hypercube_tree`` computes them per shape by
+  the recursion of ``ntkgap.tree_eigen`` (whole spectrum while it fits,
+  e.g. arity 2 to L = 5, arity 3 to L = 3; beyond, the shapes of low degree,
+  with ``capped_at`` and ``tail_trace`` saying so).
+  ``hypercube_tree_fwht`` is the reference: the FWHT of the kernel's first
+  row (neural-tangents' kernel_fn), exact for s <= 20.
 """
 
 from __future__ import annotations
@@ -43,7 +48,10 @@ class Eigensystem:
     degree, or for tree kernels the degree of the subsets in the block).
     ``trace`` = E_x K(x, x) = sum over all blocks (also those not listed,
     so trace - sum(m lambda) is the mass of the blocks beyond kmax).
-    ``subsets`` (tree kernels) lists each block's subsets as bit masks."""
+    ``subsets`` (FWHT tree route) lists each block's subsets as bit masks.
+    ``capped_at`` (tree kernels) is None when every block is listed, else
+    the degree up to which every block is listed (the rest is
+    ``tail_trace``)."""
 
     k: np.ndarray
     eigenvalue: np.ndarray
@@ -51,6 +59,7 @@ class Eigensystem:
     trace: float
     error: np.ndarray | None = None
     subsets: list | None = None
+    capped_at: int | None = None
 
     @property
     def tail_trace(self) -> float:
@@ -62,7 +71,7 @@ def eigensystem(arch, domain, kmax: int, *, rtol: float = 1e-7) -> Eigensystem:
     if isinstance(domain, Circle):
         return circle(arch, kmax, rtol=rtol)
     if arch.name == "tree":
-        return hypercube_tree(arch, domain)
+        return hypercube_tree(arch, domain, kmax)
     return hypercube_fc(arch, domain.d, kmax)
 
 
@@ -139,7 +148,39 @@ def hypercube_fc(arch, d: int, kmax: int) -> Eigensystem:
     return Eigensystem(np.arange(kmax + 1), np.array(lam), mult, trace)
 
 
-def hypercube_tree(arch, domain: Hypercube, *, group_rtol: float = 1e-9) -> Eigensystem:
+def hypercube_tree(arch, domain: Hypercube, kmax: int = 16) -> Eigensystem:
+    """Eigenvalues of a ``tree`` arch's NTK per shape (``ntkgap.tree_eigen``),
+    largest first; ``k`` is each block's degree |S|.
+
+    Args:
+        arch: ``tree`` Arch (act relu or erf).
+        domain: the hypercube (its d only needs to hold the leaves).
+        kmax: degree cap, applied only where the whole spectrum is too large.
+
+    Returns:
+        Eigensystem with exact eigenvalues and multiplicities of the listed
+        blocks, ``capped_at`` and ``tail_trace`` (0 when nothing is capped).
+    """
+    from ntkgap import tree_eigen
+
+    arch.check_domain(domain)
+    if arch.spec["act"] not in ("relu", "erf") and arch.leaves <= MAX_TREE_BITS:
+        return hypercube_tree_fwht(arch, domain)  # no closed-form dual: FWHT route
+    ts = tree_eigen.tree_spectrum(arch, kcap=kmax)
+    return _tree_eigensystem(ts)
+
+
+def _tree_eigensystem(ts) -> Eigensystem:
+    order = np.argsort(-ts.eigenvalue, kind="stable")
+    mult = np.array([float(ts.multiplicity[i]) for i in order])
+    return Eigensystem(
+        ts.degree[order], ts.eigenvalue[order], mult, ts.trace, capped_at=ts.capped_at
+    )
+
+
+def hypercube_tree_fwht(arch, domain: Hypercube, *, group_rtol: float = 1e-9) -> Eigensystem:
+    """Reference route: FWHT of the tree kernel's first row over all 2^s leaf
+    configurations (neural-tangents' kernel_fn), equal eigenvalues grouped."""
     from ntkgap import kernels
 
     s = arch.leaves

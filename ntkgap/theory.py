@@ -19,6 +19,66 @@ def circle_kmax(target) -> int:
     return int(min(max(16 * max(dom, 1), 256), CIRCLE_KMAX_CAP))
 
 
+def _recursive_tree_target(arch, target) -> bool:
+    """A tree target on exactly the arch's tree (same arity and depth)."""
+    from ntkgap.targets.boolean import Tree
+
+    return (
+        isinstance(target, Tree)
+        and arch.spec["act"] in ("relu", "erf")
+        and (target.spec["arity"], target.spec["L"]) == (arch.spec["arity"], arch.spec["L"])
+        and tuple(target.support) == tuple(range(arch.leaves))
+    )
+
+
+# above this many blocks, blocks whose eigenvalues agree to MERGE_RTOL are
+# merged for eigenlearning (multiplicity and power summed, eigenvalue the
+# multiplicity-weighted mean, so the trace is kept): a block's learnability
+# lambda/(lambda + kappa) then moves by less than MERGE_RTOL relative
+MERGE_ABOVE = 30_000
+MERGE_RTOL = 2e-3
+
+
+def _merge_blocks(lam, mult, power, rtol):
+    order = np.argsort(-lam, kind="stable")
+    lam, mult, power = lam[order], mult[order], power[order]
+    pos = lam > 0
+    bins = np.full(lam.size, -1, dtype=np.int64)
+    bins[pos] = np.floor(np.log(lam[pos]) / np.log1p(rtol)).astype(np.int64)
+    _, first, inverse = np.unique(-bins, return_index=True, return_inverse=True)
+    m = np.bincount(inverse, weights=mult)
+    ml = np.bincount(inverse, weights=mult * lam)
+    p = np.bincount(inverse, weights=power)
+    out = np.where(m > 0, ml / np.where(m > 0, m, 1), 0.0)
+    # non-positive eigenvalues stay single blocks (eigenlearning drops them)
+    return out, m, p
+
+
+def _tree_spectrum(arch, target, kmax: int = 16):
+    """Tree kernel eigenvalues and the tree target's power per shape, both
+    by recursion over the tree (``ntkgap.tree_eigen``); blocks beyond a cap
+    enter as the kernel's ``tail`` and the target's ``tail_power``; more
+    than ``MERGE_ABOVE`` blocks are merged (``MERGE_RTOL``)."""
+    from ntkgap import tree_eigen
+
+    ts = tree_eigen.tree_spectrum(arch, kcap=kmax, target=target, max_blocks=None)
+    second = ts.second_moment
+    lam = np.asarray(ts.eigenvalue, dtype=np.float64)
+    mult = np.array([float(m) for m in ts.multiplicity])
+    power = np.asarray(ts.power, dtype=np.float64)
+    if lam.size > MERGE_ABOVE:
+        lam, mult, power = _merge_blocks(lam, mult, power, MERGE_RTOL)
+    sp = Spectrum(
+        lam,
+        mult,
+        power,
+        tail=ts.tail_trace,
+        tail_power=max(second - float(ts.power.sum()), 0.0),
+        variance=second - ts.mean**2,
+    )
+    return sp, eigen._tree_eigensystem(ts)
+
+
 def spectrum(arch, target, *, kmax: int | None = None) -> tuple[Spectrum, eigen.Eigensystem]:
     domain = target.domain
     arch.check_domain(domain)
@@ -36,10 +96,12 @@ def spectrum(arch, target, *, kmax: int | None = None) -> tuple[Spectrum, eigen.
             variance=target.variance,
         )
         return sp, es
+    if arch.name == "tree" and _recursive_tree_target(arch, target):
+        return _tree_spectrum(arch, target)
     ws = walsh.walsh_spectrum(target)
     variance = target_variance(target)
     if arch.name == "tree":
-        es = eigen.hypercube_tree(arch, domain)
+        es = eigen.hypercube_tree_fwht(arch, domain)
         leaves = arch.leaves
         sub = np.arange(ws.coefficients.size)
         # target subset (bits over its support) -> subset of the arch's leaves
