@@ -122,7 +122,13 @@ def _arch_target_args(p, target=True):
 def _eigenvalues_args(p):
     _arch_target_args(p, target=False)
     p.add_argument("--domain", required=True, help="circle or hypercube:d=D")
-    p.add_argument("--kmax", type=_int_at_least(0), default=16, help="highest frequency/degree")
+    p.add_argument(
+        "--kmax",
+        type=_int_at_least(0),
+        default=None,
+        help="highest frequency/degree listed [16; tree archs: every degree, so the "
+        "multiplicities sum to 2^leaves]",
+    )
 
 
 @verb("eigenvalues", "exact eigenvalues of an architecture's NTK on a domain", _eigenvalues_args)
@@ -136,9 +142,11 @@ def _eigenvalues(args):
 
     arch, dom = parse_arch(args.arch), parse_domain(args.domain)
     arch.check_domain(dom)
-    memory.check_sizes(memory.eigen_estimates(arch, dom, args.kmax))
-    es = eigen.eigensystem(arch, dom, args.kmax)
-    keep = np.asarray(es.k) <= args.kmax  # tree kernels list every block
+    tree = arch.name == "tree"
+    kmax = args.kmax if args.kmax is not None else (arch.leaves if tree else 16)
+    memory.check_sizes(memory.eigen_estimates(arch, dom, kmax))
+    es = eigen.eigensystem(arch, dom, kmax)
+    keep = np.asarray(es.k) <= kmax  # tree kernels list every block up to their cap
     lam = np.asarray(es.eigenvalue, dtype=np.float64)[keep]
     mult = np.asarray(es.multiplicity, dtype=np.float64)[keep]
     # fc on the hypercube is summed in mpmath (exact to far below 1e-15); the
@@ -152,6 +160,10 @@ def _eigenvalues(args):
         "multiplicity": [int(round(m)) if m < 2**53 else int(m) for m in mult],
         "trace": es.trace,
         "at_float64_floor": floor.tolist(),
+        # the kernel mass of the blocks not listed (degree > kmax, or beyond a
+        # recursion's cap): trace - sum(multiplicity x eigenvalue)
+        "capped_at": getattr(es, "capped_at", None) if tree else None,
+        "tail_trace": max(es.trace - float(np.dot(mult, lam)), 0.0),
     }
     if es.error is not None:
         out["error"] = np.asarray(es.error)[keep].tolist()

@@ -23,8 +23,10 @@ def _recursive_tree_target(arch, target) -> bool:
     """A tree target on exactly the arch's tree (same arity and depth)."""
     from ntkgap.targets.boolean import Tree
 
+    # the composition rule for target power needs multilinear nodes (not tanh)
     return (
         isinstance(target, Tree)
+        and target.node != "tanh"
         and arch.spec["act"] in ("relu", "erf")
         and (target.spec["arity"], target.spec["L"]) == (arch.spec["arity"], arch.spec["L"])
         and tuple(target.support) == tuple(range(arch.leaves))

@@ -180,7 +180,8 @@ def spectrum_estimates(target, kmax=None) -> list:
 
 def eigen_estimates(arch, domain, kmax) -> list:
     """``ntkgap eigenvalues``: FFT size on the circle, exact arithmetic on the
-    hypercube (fc archs; tree archs are bounded by their leaf count)."""
+    hypercube (fc archs; tree archs without a closed-form dual take the
+    transform over all 2^leaves patterns)."""
     if getattr(domain, "name", "") == "circle":
         return [("bytes", circle_eigen_bytes(kmax), f"circle eigenvalues to kmax={kmax}")]
     if arch.name == "fc":
@@ -192,6 +193,8 @@ def eigen_estimates(arch, domain, kmax) -> list:
                 f"hypercube eigenvalues at d={domain.d}, kmax={k}",
             )
         ]
+    if arch.spec["act"] in ("relu", "erf"):
+        return []  # the recursion over the tree refuses beyond its own budget, at once
     return [
         (
             "bytes",
