@@ -12,7 +12,10 @@
   multiplicity C(d, k) (e.g. Yang & Salman 2019, arXiv 1907.10599). The
   sum cancels catastrophically (mu_k ~ d^-k while its terms are O(1)), so
   the Krawtchouk values are exact integers and the sum runs in mpmath at
-  30 + k log10(d) digits, with h from the closed form of ``ntkgap.dual``.
+  30 + k log10(d) digits, with h from ``ntkgap.dual``: a closed form
+  (relu, leaky_relu, abs, erf, sin) or, for the other activations, the
+  Hermite-series dual whose error bound e (absolute, on h) bounds the error
+  of every mu_k (|d mu_k| <= E_z |d h| <= e); it is reported as ``error``.
 * Hypercube, ``tree`` archs: the kernel is not a dot-product kernel, but it
   depends on x and y only through x*y (each locally connected unit sees
   <x_p, y_p> and |x_p|^2 = arity), i.e. it is translation-invariant on the
@@ -70,6 +73,11 @@ def _circle_row(arch, n):
     from ntkgap import kernels
 
     t = 2 * np.pi * np.arange(n) / n
+    if arch.spec["act"] in dual.QUADRATURE and arch.spec["act"] != "gelu":
+        # stax's Gauss-Hermite kernel (O(QUAD_DEG^2) per entry) is both slow
+        # and less accurate than the Hermite-series dual (~1e-16 relative)
+        kw = dual.spec_kwargs(arch.spec)
+        return dual.fc_kernel(np.cos(t) / 2, t0=0.5, **kw)
     x = Circle().features(t)
     return kernels.gram(arch, x[:1], x, block=65536)[0]
 
@@ -93,6 +101,10 @@ def circle(arch, kmax: int, *, rtol: float = 1e-7, max_n: int = 2**22) -> Eigens
         if ok:
             break
     mult = np.where(np.arange(kmax + 1) == 0, 1, 2).astype(np.float64)
+    if arch.spec["act"] in dual.QUADRATURE and arch.spec["act"] != "gelu":
+        # the Hermite-series dual's bound (float64 evaluation adds ~1e-16 x trace)
+        _, bound = dual.fc_kernel_bound(0.5, t0=0.5, **dual.spec_kwargs(arch.spec))
+        err = err + float(bound) + 4e-16 * abs(row[0])
     return Eigensystem(np.arange(kmax + 1), lam, mult, float(row[0]), error=err)
 
 
@@ -116,19 +128,18 @@ def krawtchouk_rows(d: int, kmax: int) -> list[list[int]]:
 
 def hypercube_fc(arch, d: int, kmax: int) -> Eigensystem:
     s = arch.spec
-    if s["act"] not in ("relu", "erf"):
-        raise UsageError(
-            f"arch act={s['act']}: exact hypercube eigenvalues need a closed-form "
-            "dual kernel (allowed: relu, erf)"
-        )
     kmax = min(kmax, d)
     digits = 30 + min(math.ceil(kmax * math.log10(max(d, 2))), d)
-    kw = dict(depth=s["depth"], act=s["act"], W_std=s["W_std"], b_std=s["b_std"])
+    kw = dual.spec_kwargs(s)
     with mpmath.workdps(digits):
-        h = [
-            dual.fc_kernel(mpmath.mpf(d - 2 * j) / d, arithmetic="mpmath", **kw)
+        hb = [
+            dual.fc_kernel_bound(
+                mpmath.mpf(d - 2 * j) / d, arithmetic="mpmath", digits=digits - 5, **kw
+            )
             for j in range(d + 1)
         ]
+        h = [v for v, _ in hb]
+        bound = float(max(e for _, e in hb))
         scale = mpmath.mpf(2) ** (-d)
         lam = []
         for row in krawtchouk_rows(d, kmax):
@@ -136,7 +147,8 @@ def hypercube_fc(arch, d: int, kmax: int) -> Eigensystem:
             lam.append(float(acc * scale))
         trace = float(h[0])
     mult = np.array([float(math.comb(d, k)) for k in range(kmax + 1)])
-    return Eigensystem(np.arange(kmax + 1), np.array(lam), mult, trace)
+    err = np.full(kmax + 1, bound) if s["act"] in dual.QUADRATURE else None
+    return Eigensystem(np.arange(kmax + 1), np.array(lam), mult, trace, error=err)
 
 
 def hypercube_tree(arch, domain: Hypercube, *, group_rtol: float = 1e-9) -> Eigensystem:
