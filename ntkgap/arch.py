@@ -40,9 +40,11 @@ ACTS = ("relu", "leaky_relu", "abs", "gelu", "erf", "tanh", "silu", "softplus", 
 NUMERICAL = ("tanh", "silu", "softplus")
 # Gauss-Hermite points of stax.ElementwiseNumerical; its kernel costs O(deg^2)
 # per entry. At 25 (neural-tangents' advice) tanh's NTK is off by 4e-4
-# relative (its poles at +-i pi/2 slow the quadrature), silu's by 6e-9;
-# tests/test_activations.py checks these degrees against ntkgap.dual
-QUAD_DEG = {"tanh": 64, "silu": 32, "softplus": 32}
+# relative (its poles at +-i pi/2 slow the quadrature, the more so the larger
+# the pre-activation variance q); at these degrees and q ~ 1 the error is
+# ~1e-9 (silu, tanh) to ~1e-12 (softplus), ~1e-5 at q ~ 3 (W_std = 1.5,
+# b_std = 1), against ntkgap.dual's Hermite series (tests/test_activations.py)
+QUAD_DEG = {"tanh": 96, "silu": 40, "softplus": 40}
 # largest block-diagonal matrix (entries) a locally connected layer is
 # evaluated with; beyond it, the per-position einsum (see Arch.stax)
 BLOCK_DIAGONAL_MAX = 1 << 18

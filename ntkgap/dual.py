@@ -113,6 +113,14 @@ PHI = {
         lambda x: -4 * x / mpmath.sqrt(mpmath.mp.pi) * mpmath.exp(-x * x),
     ),
     "sin": (mpmath.sin, mpmath.cos, lambda x: -mpmath.sin(x)),
+    # ReLU's kink makes its series and the trapezoid rule converge only
+    # algebraically, and E phi''^2 is infinite: valid but loose bounds, for
+    # depth 1 only (where no error enters E phi' phi')
+    "relu": (
+        lambda x: max(x, 0),
+        lambda x: mpmath.mpf(1) if x > 0 else (mpmath.mpf(0.5) if x == 0 else mpmath.mpf(0)),
+        None,
+    ),
     "gelu": (
         lambda x: x * _ncdf(x),
         lambda x: _ncdf(x) + x * _gauss(x),
@@ -156,16 +164,20 @@ def hermite_dual(act: str, q: str, digits: int, tol: str):
         s = mpmath.sqrt(qm)
         tol_m = mpmath.mpf(tol)
         # the integrands are ~ e^{-z^2/4} |phi| (Hermite functions are O(1));
-        # beyond L they are below 10^-(digits + 10)
+        # beyond L they are below 10^-(digits + 10). The step resolves e_n up
+        # to n ~ (pi/step)^2 / 2 ~ 5000 > MAX_TERMS (beyond, the trapezoid
+        # rule aliases them), and step 2h up to ~1260
         L = math.sqrt(4 * math.log(10) * (digits + 10)) + 4
-        step = mpmath.mpf(1) / 16
+        step = mpmath.mpf(1) / 32
         m = int(math.ceil(L / step))
         z = [step * i for i in range(-m, m + 1)]
         w = [step * _gauss(zi) for zi in z]
         phis = [f0(s * zi) for zi in z]
         e_pp = mpmath.fsum(wi * p * p for wi, p in zip(w, phis))
         e_dd = mpmath.fsum(wi * f1(s * zi) ** 2 for wi, zi in zip(w, z))
-        e_2 = mpmath.fsum(wi * f2(s * zi) ** 2 for wi, zi in zip(w, z))
+        e_2 = (
+            mpmath.inf if f2 is None else mpmath.fsum(wi * f2(s * zi) ** 2 for wi, zi in zip(w, z))
+        )
         # exact fixed-point arithmetic on Python integers (numpy object
         # arrays): values are scaled by 2^bits; the recursion's rounding
         # (~2^-bits x the growth of e_n, < e^{L^2/4}) stays far below tol
@@ -210,8 +222,9 @@ def hermite_dual(act: str, q: str, digits: int, tol: str):
         pp = [ai * ai for ai in a]
         dd = [(i + 1) * a[i + 1] ** 2 / qm for i in range(N)]
         delta = max(abs(x - y) for x, y in zip(a, a2h))
-        quad = 2 * delta * mpmath.sqrt((N + 1) * e_pp) + (N + 1) * delta**2
-        quad_d = quad * N / qm
+        # |a_n^2 - (a_n + e)^2| <= 2 |a_n| delta + delta^2 for |e| <= delta
+        quad = mpmath.fsum(2 * abs(ai) * delta + delta**2 for ai in a)
+        quad_d = mpmath.fsum(i * (2 * abs(a[i]) * delta + delta**2) for i in range(1, N + 1)) / qm
         return {
             "pp": pp,
             "dd": dd,
@@ -357,8 +370,17 @@ def fc_kernel_bound(
         c_new = W2 * e_pp + b2
         th_new = c_new + W2 * theta * e_dd
         ec_new = W2 * (dual.tail_pp + dual.lip_pp * ec)
-        th_max = abs(float(np.max(np.abs(theta)))) if arithmetic == "numpy" else abs(theta)
-        et_new = ec_new + W2 * (et * dual.lip_pp + th_max * (dual.tail_dd + dual.lip_dd * ec))
+        if arithmetic == "numpy":
+            th_max = abs(float(np.max(np.abs(theta))))
+        else:
+            # and the rounding of this layer's arithmetic
+            th_max = abs(theta)
+            ulp = mpmath.mpf(10) ** (3 - mpmath.mp.dps)
+            ec_new += ulp * (abs(c_new) + 1)
+        d_dd = dual.tail_dd + (dual.lip_dd * ec if ec else 0)
+        et_new = ec_new + W2 * (et * dual.lip_pp + th_max * d_dd)
+        if arithmetic == "mpmath":
+            et_new += ulp * (abs(th_new) + 1)
         return c_new, th_new, W2 * e_qq + b2, ec_new, et_new
 
     def normed(c, q, theta, ec, et):

@@ -5,7 +5,8 @@
   e^{-ikt} dt, multiplicity 1 (k = 0) or 2 (cos and sin). Computed by an
   FFT of the kernel row on N equispaced angles; aliasing folds lambda_{k+mN}
   onto lambda_k, so N is doubled until the change at every k <= kmax is
-  below ``rtol`` relative to lambda_k (reported as ``error``).
+  below ``rtol`` relative to lambda_k or below 1e-15 x the trace (float64's
+  resolution), reported as ``error``.
 * Hypercube, dot-product kernels K = h(<x,y>/d) (fc archs): the characters
   chi_S are eigenfunctions with eigenvalue
   mu_k = 2^-d sum_j h(1 - 2j/d) sum_i (-1)^i C(k,i) C(d-k, j-i), |S| = k,
@@ -96,7 +97,10 @@ def circle(arch, kmax: int, *, rtol: float = 1e-7, max_n: int = 2**22) -> Eigens
         row2 = _circle_row(arch, n2)
         lam2 = np.fft.rfft(row2).real[: kmax + 1] / n2
         err = np.abs(lam2 - lam)
-        ok = np.all(err <= rtol * np.abs(lam2)) or n2 >= max_n
+        # below ~1e-15 x trace the float64 row cannot resolve an eigenvalue:
+        # geometrically decaying ones (smooth activations) stop there
+        floor = 1e-15 * abs(row2[0])
+        ok = np.all(err <= np.maximum(rtol * np.abs(lam2), floor)) or n2 >= max_n
         lam, n, row = lam2, n2, row2
         if ok:
             break
@@ -134,7 +138,7 @@ def hypercube_fc(arch, d: int, kmax: int) -> Eigensystem:
     with mpmath.workdps(digits):
         hb = [
             dual.fc_kernel_bound(
-                mpmath.mpf(d - 2 * j) / d, arithmetic="mpmath", digits=digits - 5, **kw
+                mpmath.mpf(d - 2 * j) / d, arithmetic="mpmath", digits=digits - 10, **kw
             )
             for j in range(d + 1)
         ]
