@@ -184,3 +184,38 @@ def hypercube_tree(arch, domain: Hypercube, *, group_rtol: float = 1e-9) -> Eige
     mult = np.array([float(len(b)) for b in blocks])
     kk = np.array([int(np.round(deg[b].mean())) for b in blocks])
     return Eigensystem(kk, lam, mult, float(row[0]), subsets=[np.array(b) for b in blocks])
+
+
+def degree_profile(arch, d: int, kmax: int = 6) -> dict:
+    """The degree profile of an ``fc`` arch's NTK on {-1,+1}^d: mu_k / trace
+    for k = 0..kmax (mu_k the eigenvalue of each degree-k character), and for
+    odd k in 1..kmax-1 the odd/even ratio mu_k / sqrt(mu_{k-1} mu_{k+1}): 1
+    for a geometric decay through k, < 1 when odd degrees are suppressed
+    (0 for the bias-free two-layer ReLU NTK at k >= 3).
+
+    Args:
+        arch: a parsed ``fc`` arch.
+        d: the hypercube dimension.
+        kmax: the highest degree (at most d; odd ratios need k + 1 <= kmax).
+    Returns:
+        dict with ``k``, ``normalised`` (mu_k / trace), ``error`` (the bound
+        on each normalised value, 0 for closed-form activations),
+        ``odd_even`` ({k: ratio}) and ``min_odd_even`` (the smallest ratio,
+        None if there is none).
+    """
+    if arch.name != "fc":
+        raise UsageError(f"arch '{arch.spec}': a degree profile needs an fc arch")
+    es = hypercube_fc(arch, d, kmax)
+    lam = es.eigenvalue
+    norm = lam / es.trace
+    err = es.error / es.trace if es.error is not None else np.zeros_like(norm)
+    ratios = {}
+    for k in range(1, len(lam) - 1, 2):
+        ratios[k] = float(lam[k] / math.sqrt(lam[k - 1] * lam[k + 1]))
+    return {
+        "k": es.k.tolist(),
+        "normalised": norm.tolist(),
+        "error": err.tolist(),
+        "odd_even": ratios,
+        "min_odd_even": min(ratios.values()) if ratios else None,
+    }

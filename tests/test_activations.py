@@ -224,3 +224,21 @@ def test_analytic_ntk_matches_monte_carlo_finite_width(spec):
     b = parse_arch(spec.replace(f"act={a.spec['act']}", f"act={other}"))
     wrong = kernels.gram(b, x)
     assert np.linalg.norm(mc - wrong) / np.linalg.norm(wrong) > tol
+
+
+def test_degree_profile_against_eigh_and_the_bias_free_relu_zeros():
+    # normalised eigenvalues from eigh of the full Gram (an independent route);
+    # the bias-free two-layer ReLU NTK has mu_3 = 0 (Bietti & Mairal 2019)
+    d = 8
+    for spec in ("fc:depth=1,act=erf,b_std=0.1", "fc:depth=1,act=relu,b_std=0.0"):
+        a = parse_arch(spec)
+        prof = eigen.degree_profile(a, d, 6)
+        X = Hypercube(d).enumerate().astype(float)
+        K = dual.fc_kernel(X @ X.T / d, **dual.spec_kwargs(a.spec))
+        ev = np.sort(np.linalg.eigvalsh(K) / 2**d)[::-1] / K[0, 0]
+        for v in prof["normalised"]:
+            assert np.min(np.abs(ev - v)) <= 1e-12 + 1e-9 * abs(v)
+        assert set(prof["odd_even"]) == {1, 3, 5}
+    assert abs(prof["odd_even"][3]) < 1e-12 and prof["min_odd_even"] < 1e-12
+    with pytest.raises(Exception, match="fc arch"):
+        eigen.degree_profile(parse_arch("tree:arity=2,L=2"), 8)
