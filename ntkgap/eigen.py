@@ -200,8 +200,8 @@ def degree_profile(arch, d: int, kmax: int = 6) -> dict:
     Returns:
         dict with ``k``, ``normalised`` (mu_k / trace), ``error`` (the bound
         on each normalised value, 0 for closed-form activations),
-        ``odd_even`` ({k: ratio}) and ``min_odd_even`` (the smallest ratio,
-        None if there is none).
+        ``odd_even`` ({k: ratio}) and ``min_odd_even`` (the smallest ratio
+        that is not nan, None if there is none).
     """
     if arch.name != "fc":
         raise UsageError(f"arch '{arch.spec}': a degree profile needs an fc arch")
@@ -209,13 +209,22 @@ def degree_profile(arch, d: int, kmax: int = 6) -> dict:
     lam = es.eigenvalue
     norm = lam / es.trace
     err = es.error / es.trace if es.error is not None else np.zeros_like(norm)
+    # eigenvalues within their error (or the mpmath sum's rounding, ~1e-30
+    # x trace) of 0 are 0: odd activations without bias have mu_k = 0 at even
+    # k >= 2, the ReLU/GELU/SiLU family (x/2 + even function) at odd k >= 3
+    thr = err + 1e-25
+    z = np.where(np.abs(norm) <= thr, 0.0, norm)
     ratios = {}
     for k in range(1, len(lam) - 1, 2):
-        ratios[k] = float(lam[k] / math.sqrt(lam[k - 1] * lam[k + 1]))
+        even = z[k - 1] * z[k + 1]
+        if even > 0:
+            ratios[k] = float(z[k] / math.sqrt(even))
+        else:
+            ratios[k] = math.inf if z[k] > 0 else math.nan
     return {
         "k": es.k.tolist(),
         "normalised": norm.tolist(),
         "error": err.tolist(),
         "odd_even": ratios,
-        "min_odd_even": min(ratios.values()) if ratios else None,
+        "min_odd_even": min((r for r in ratios.values() if r == r), default=None),
     }
