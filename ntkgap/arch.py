@@ -1,16 +1,26 @@
 """Architecture specs -> the neural-tangents triple (init_fn, apply_fn,
 kernel_fn), so a finite network and its infinite-width kernel are one object.
 
-* ``fc:depth=D,act=relu|erf|gelu,W_std=1.0,b_std=0.1,input=embed|angle``:
-  D hidden Dense layers then a Dense readout, NTK parametrisation (stax's
-  default; Jacot, Gabriel & Hongler 2018). ``input=angle`` (circle only)
-  feeds u = theta/2pi instead of (cos theta, sin theta).
+* ``fc:depth=D,act=...,W_std=1.0,b_std=0.1,input=embed|angle,residual=0|1,
+  branch=1.0,norm=none|layer``: D hidden Dense layers then a Dense readout,
+  NTK parametrisation (stax's default; Jacot, Gabriel & Hongler 2018).
+  ``input=angle`` (circle only) feeds u = theta/2pi instead of
+  (cos theta, sin theta). ``norm=layer`` puts stax.LayerNorm after each
+  hidden Dense (before the activation). ``residual=1``: a Dense stem, D
+  blocks z + branch * Dense(act(z)) (stax.FanOut / FanInSum; pre-norm
+  z + branch * Dense(act(LayerNorm z)) with norm=layer), then act and the
+  readout; ``branch`` scales the block's Dense (W_std and b_std), so
+  branch=0 is ``fc:depth=1``.
 * ``tree:arity=a,L=L,act=...,W_std,b_std``: the depth-aware network of a
   tree target: L locally connected layers (``stax.ConvLocal``, filter =
   stride = a, no weight sharing) over the first a^L coordinates, each
   followed by the activation, then a Dense readout.
 
-Defaults: W_std = 1, b_std = 0.1. The overall kernel scale does not change
+Activations (``act``, every arch): relu, leaky_relu (``slope``), abs, gelu,
+erf, sin (stax closed-form kernels) and tanh, silu, softplus
+(stax.ElementwiseNumerical: Gauss-Hermite quadrature of the dual kernel with
+``QUAD_DEG`` points; ``ntkgap.dual`` has a high-precision route for exact
+eigenvalues). Defaults: W_std = 1, b_std = 0.1. The overall kernel scale does not change
 ridgeless regression; b_std > 0 makes every circle eigenvalue positive
 (without bias the two-layer ReLU NTK has zero eigenvalues at odd
 frequencies >= 3; Bietti & Mairal 2019).
@@ -26,7 +36,15 @@ from ntkgap.domains import Circle, Hypercube
 from ntkgap.errors import SpecError, UsageError
 from ntkgap.specs import Field, Schema, describe, parse
 
-ACTS = ("relu", "erf", "gelu")
+ACTS = ("relu", "leaky_relu", "abs", "gelu", "erf", "tanh", "silu", "softplus", "sin")
+NUMERICAL = ("tanh", "silu", "softplus")
+# Gauss-Hermite points of stax.ElementwiseNumerical; its kernel costs O(deg^2)
+# per entry. At 25 (neural-tangents' advice) tanh's NTK is off by 4e-4
+# relative (its poles at +-i pi/2 slow the quadrature, the more so the larger
+# the pre-activation variance q); at these degrees and q ~ 1 the error is
+# ~1e-9 (silu, tanh) to ~1e-12 (softplus), ~1e-5 at q ~ 3 (W_std = 1.5,
+# b_std = 1), against ntkgap.dual's Hermite series (tests/test_activations.py)
+QUAD_DEG = {"tanh": 96, "silu": 40, "softplus": 40}
 # largest block-diagonal matrix (entries) a locally connected layer is
 # evaluated with; beyond it, the per-position einsum (see Arch.stax)
 BLOCK_DIAGONAL_MAX = 1 << 18
@@ -34,6 +52,7 @@ _common = {
     "act": Field(str, default="relu", choices=ACTS),
     "W_std": Field(float, default=1.0, min=1e-6, max=100.0),
     "b_std": Field(float, default=0.1, min=0.0, max=100.0),
+    "slope": Field(float, default=0.01, min=-10.0, max=10.0, doc="leaky_relu negative slope"),
 }
 
 SCHEMAS = {
@@ -42,6 +61,9 @@ SCHEMAS = {
             "depth": Field(int, default=1, min=1, max=32),
             **_common,
             "input": Field(str, default="embed", choices=("embed", "angle")),
+            "residual": Field(int, default=0, choices=(0, 1)),
+            "branch": Field(float, default=1.0, min=0.0, max=100.0),
+            "norm": Field(str, default="none", choices=("none", "layer")),
         },
         doc="fully connected, NTK parametrisation",
     ),
@@ -60,9 +82,29 @@ def _stax():
     return stax
 
 
-def _act(name):
+def _act(name, slope=0.01):
     stax = _stax()
-    return {"relu": stax.Relu, "erf": stax.Erf, "gelu": stax.Gelu}[name]()
+    if name in NUMERICAL:
+        import warnings
+
+        import jax
+        import jax.numpy as jnp
+
+        fn = {"tanh": jnp.tanh, "silu": jax.nn.silu, "softplus": jax.nn.softplus}[name]
+        with warnings.catch_warnings():
+            # neural-tangents warns on every construction that accuracy depends
+            # on deg; QUAD_DEG's accuracy is measured in the tests
+            warnings.simplefilter("ignore")
+            return stax.ElementwiseNumerical(fn, QUAD_DEG[name])
+    if name == "leaky_relu":
+        return stax.LeakyRelu(slope)
+    return {
+        "relu": stax.Relu,
+        "abs": stax.Abs,
+        "erf": stax.Erf,
+        "gelu": stax.Gelu,
+        "sin": stax.Sin,
+    }[name]()
 
 
 @dataclass(frozen=True)
@@ -138,14 +180,37 @@ class Arch:
             layers.append(layer)
             filters.append(None)
 
-        if self.name == "fc":
+        def act():
+            return _act(s["act"], s["slope"])
+
+        def norm():
+            return [stax.LayerNorm()] if s.params.get("norm") == "layer" else []
+
+        if self.name == "fc" and s["residual"]:
+            B = s["branch"]
+            other(stax.Dense(width, W_std=W, b_std=b))
+            for _ in range(s["depth"]):
+                # FanInSum warns that it assumes independent inputs: the
+                # block's Dense weights are independent of its input z
+                block = stax.serial(*norm(), act(), stax.Dense(width, W_std=B * W, b_std=B * b))
+                other(
+                    stax.serial(
+                        stax.FanOut(2), stax.parallel(block, stax.Identity()), stax.FanInSum()
+                    )
+                )
+            for layer in norm():
+                other(layer)
+            other(act())
+        elif self.name == "fc":
             for _ in range(s["depth"]):
                 other(stax.Dense(width, W_std=W, b_std=b))
-                other(_act(s["act"]))
+                for layer in norm():
+                    other(layer)
+                other(act())
         else:
             for _ in range(s["L"]):
                 local(width, s["arity"])
-                other(_act(s["act"]))
+                other(act())
             other(stax.Flatten())
         other(stax.Dense(1, W_std=W, b_std=b))
         return layers, filters
@@ -162,8 +227,12 @@ class Arch:
         per-position einsum. Same parameters, same function (tests compare
         both paths with ``fast=False``).
         """
-        layers, filters = self._layers(width)
-        init_fn, apply_fn, kernel_fn = _stax().serial(*layers)
+        import warnings
+
+        with warnings.catch_warnings():
+            warnings.filterwarnings("ignore", message=".*FanIn. layers assume independent")
+            layers, filters = self._layers(width)
+            init_fn, apply_fn, kernel_fn = _stax().serial(*layers)
         if self.name != "tree" or not fast:
             return init_fn, apply_fn, kernel_fn
         import jax.numpy as jnp
@@ -176,16 +245,18 @@ class Arch:
             # patch features are channel-major, as in conv_general_dilated_patches
             Wt, bias = params
             n, w_in, c = x.shape
-            P, I, O = Wt.shape
+            P, n_in, n_out = Wt.shape
             patches = x.reshape(n, P, a, c).swapaxes(2, 3)
-            if P * P * I * O <= BLOCK_DIAGONAL_MAX:
+            if P * P * n_in * n_out <= BLOCK_DIAGONAL_MAX:
                 # one dense matmul with the block-diagonal matrix of the P
                 # position blocks: P x the flops of the per-position products,
                 # but one well-shaped GEMM instead of P tiny ones
-                D = jnp.einsum("pio,pq->piqo", Wt, jnp.eye(P, dtype=Wt.dtype)).reshape(P * I, P * O)
-                out = (patches.reshape(n, P * I) @ D).reshape(n, P, O)
+                D = jnp.einsum("pio,pq->piqo", Wt, jnp.eye(P, dtype=Wt.dtype)).reshape(
+                    P * n_in, P * n_out
+                )
+                out = (patches.reshape(n, P * n_in) @ D).reshape(n, P, n_out)
             else:
-                out = jnp.einsum("npi,pio->npo", patches.reshape(n, P, I), Wt)
+                out = jnp.einsum("npi,pio->npo", patches.reshape(n, P, n_in), Wt)
             # a Python float (weakly typed): a numpy scalar would promote a
             # float32 network to float64 under x64
             return out * float(W_std / np.sqrt(c * a)) + b_std * bias

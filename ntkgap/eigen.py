@@ -5,14 +5,18 @@
   e^{-ikt} dt, multiplicity 1 (k = 0) or 2 (cos and sin). Computed by an
   FFT of the kernel row on N equispaced angles; aliasing folds lambda_{k+mN}
   onto lambda_k, so N is doubled until the change at every k <= kmax is
-  below ``rtol`` relative to lambda_k (reported as ``error``).
+  below ``rtol`` relative to lambda_k or below 1e-15 x the trace (float64's
+  resolution), reported as ``error``.
 * Hypercube, dot-product kernels K = h(<x,y>/d) (fc archs): the characters
   chi_S are eigenfunctions with eigenvalue
   mu_k = 2^-d sum_j h(1 - 2j/d) sum_i (-1)^i C(k,i) C(d-k, j-i), |S| = k,
   multiplicity C(d, k) (e.g. Yang & Salman 2019, arXiv 1907.10599). The
   sum cancels catastrophically (mu_k ~ d^-k while its terms are O(1)), so
   the Krawtchouk values are exact integers and the sum runs in mpmath at
-  30 + k log10(d) digits, with h from the closed form of ``ntkgap.dual``.
+  30 + k log10(d) digits, with h from ``ntkgap.dual``: a closed form
+  (relu, leaky_relu, abs, erf, sin) or, for the other activations, the
+  Hermite-series dual whose error bound e (absolute, on h) bounds the error
+  of every mu_k (|d mu_k| <= E_z |d h| <= e); it is reported as ``error``.
 * Hypercube, ``tree`` archs: the kernel is not a dot-product kernel, but it
   depends on x and y only through x*y (each locally connected unit sees
   <x_p, y_p> and |x_p|^2 = arity), i.e. it is translation-invariant on the
@@ -79,6 +83,11 @@ def _circle_row(arch, n):
     from ntkgap import kernels
 
     t = 2 * np.pi * np.arange(n) / n
+    if arch.spec["act"] in dual.QUADRATURE and arch.spec["act"] != "gelu":
+        # stax's Gauss-Hermite kernel (O(QUAD_DEG^2) per entry) is both slow
+        # and less accurate than the Hermite-series dual (~1e-16 relative)
+        kw = dual.spec_kwargs(arch.spec)
+        return dual.fc_kernel(np.cos(t) / 2, t0=0.5, **kw)
     x = Circle().features(t)
     return kernels.gram(arch, x[:1], x, block=65536)[0]
 
@@ -97,11 +106,18 @@ def circle(arch, kmax: int, *, rtol: float = 1e-7, max_n: int = 2**22) -> Eigens
         row2 = _circle_row(arch, n2)
         lam2 = np.fft.rfft(row2).real[: kmax + 1] / n2
         err = np.abs(lam2 - lam)
-        ok = np.all(err <= rtol * np.abs(lam2)) or n2 >= max_n
+        # below ~1e-15 x trace the float64 row cannot resolve an eigenvalue:
+        # geometrically decaying ones (smooth activations) stop there
+        floor = 1e-15 * abs(row2[0])
+        ok = np.all(err <= np.maximum(rtol * np.abs(lam2), floor)) or n2 >= max_n
         lam, n, row = lam2, n2, row2
         if ok:
             break
     mult = np.where(np.arange(kmax + 1) == 0, 1, 2).astype(np.float64)
+    if arch.spec["act"] in dual.QUADRATURE and arch.spec["act"] != "gelu":
+        # the Hermite-series dual's bound (float64 evaluation adds ~1e-16 x trace)
+        _, bound = dual.fc_kernel_bound(0.5, t0=0.5, **dual.spec_kwargs(arch.spec))
+        err = err + float(bound) + 4e-16 * abs(row[0])
     return Eigensystem(np.arange(kmax + 1), lam, mult, float(row[0]), error=err)
 
 
@@ -125,19 +141,18 @@ def krawtchouk_rows(d: int, kmax: int) -> list[list[int]]:
 
 def hypercube_fc(arch, d: int, kmax: int) -> Eigensystem:
     s = arch.spec
-    if s["act"] not in ("relu", "erf"):
-        raise UsageError(
-            f"arch act={s['act']}: exact hypercube eigenvalues need a closed-form "
-            "dual kernel (allowed: relu, erf)"
-        )
     kmax = min(kmax, d)
     digits = 30 + min(math.ceil(kmax * math.log10(max(d, 2))), d)
-    kw = dict(depth=s["depth"], act=s["act"], W_std=s["W_std"], b_std=s["b_std"])
+    kw = dual.spec_kwargs(s)
     with mpmath.workdps(digits):
-        h = [
-            dual.fc_kernel(mpmath.mpf(d - 2 * j) / d, arithmetic="mpmath", **kw)
+        hb = [
+            dual.fc_kernel_bound(
+                mpmath.mpf(d - 2 * j) / d, arithmetic="mpmath", digits=digits - 10, **kw
+            )
             for j in range(d + 1)
         ]
+        h = [v for v, _ in hb]
+        bound = float(max(e for _, e in hb))
         scale = mpmath.mpf(2) ** (-d)
         lam = []
         for row in krawtchouk_rows(d, kmax):
@@ -145,7 +160,8 @@ def hypercube_fc(arch, d: int, kmax: int) -> Eigensystem:
             lam.append(float(acc * scale))
         trace = float(h[0])
     mult = np.array([float(math.comb(d, k)) for k in range(kmax + 1)])
-    return Eigensystem(np.arange(kmax + 1), np.array(lam), mult, trace)
+    err = np.full(kmax + 1, bound) if s["act"] in dual.QUADRATURE else None
+    return Eigensystem(np.arange(kmax + 1), np.array(lam), mult, trace, error=err)
 
 
 def hypercube_tree(arch, domain: Hypercube, kmax: int = 16) -> Eigensystem:
@@ -209,3 +225,47 @@ def hypercube_tree_fwht(arch, domain: Hypercube, *, group_rtol: float = 1e-9) ->
     mult = np.array([float(len(b)) for b in blocks])
     kk = np.array([int(np.round(deg[b].mean())) for b in blocks])
     return Eigensystem(kk, lam, mult, float(row[0]), subsets=[np.array(b) for b in blocks])
+
+
+def degree_profile(arch, d: int, kmax: int = 6) -> dict:
+    """The degree profile of an ``fc`` arch's NTK on {-1,+1}^d: mu_k / trace
+    for k = 0..kmax (mu_k the eigenvalue of each degree-k character), and for
+    odd k in 1..kmax-1 the odd/even ratio mu_k / sqrt(mu_{k-1} mu_{k+1}): 1
+    for a geometric decay through k, < 1 when odd degrees are suppressed
+    (0 for the bias-free two-layer ReLU NTK at k >= 3).
+
+    Args:
+        arch: a parsed ``fc`` arch.
+        d: the hypercube dimension.
+        kmax: the highest degree (at most d; odd ratios need k + 1 <= kmax).
+    Returns:
+        dict with ``k``, ``normalised`` (mu_k / trace), ``error`` (the bound
+        on each normalised value, 0 for closed-form activations),
+        ``odd_even`` ({k: ratio}) and ``min_odd_even`` (the smallest ratio
+        that is not nan, None if there is none).
+    """
+    if arch.name != "fc":
+        raise UsageError(f"arch '{arch.spec}': a degree profile needs an fc arch")
+    es = hypercube_fc(arch, d, kmax)
+    lam = es.eigenvalue
+    norm = lam / es.trace
+    err = es.error / es.trace if es.error is not None else np.zeros_like(norm)
+    # eigenvalues within their error (or the mpmath sum's rounding, ~1e-30
+    # x trace) of 0 are 0: odd activations without bias have mu_k = 0 at even
+    # k >= 2, the ReLU/GELU/SiLU family (x/2 + even function) at odd k >= 3
+    thr = err + 1e-25
+    z = np.where(np.abs(norm) <= thr, 0.0, norm)
+    ratios = {}
+    for k in range(1, len(lam) - 1, 2):
+        even = z[k - 1] * z[k + 1]
+        if even > 0:
+            ratios[k] = float(z[k] / math.sqrt(even))
+        else:
+            ratios[k] = math.inf if z[k] > 0 else math.nan
+    return {
+        "k": es.k.tolist(),
+        "normalised": norm.tolist(),
+        "error": err.tolist(),
+        "odd_even": ratios,
+        "min_odd_even": min((r for r in ratios.values() if r == r), default=None),
+    }
