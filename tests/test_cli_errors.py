@@ -48,7 +48,11 @@ def test_bad_target_spec_raises_one_line(spec, message):
     "spec,message",
     [
         ("fc:depth=0", "depth=0 must be >= 1"),
-        ("fc:act=tanh", "act=tanh is not allowed (allowed: relu, erf, gelu)"),
+        (
+            "fc:act=swish",
+            "act=swish is not allowed (allowed: relu, leaky_relu, abs, gelu, erf, tanh, silu, "
+            "softplus, sin)",
+        ),
         ("fc:W_std=nan", "not a finite number"),
         ("fc:b_std=-1", "must be >= 0"),
         ("tree:arity=2", "missing required key 'L'"),
