@@ -36,11 +36,14 @@ _MAX_ROUNDS = 64  # rejection rounds for larger cubes (each draws the missing ro
 class Split(NamedTuple):
     """Points (domain format) and labels of one split, and what it shares.
 
-    ``overlap``: fraction of test points whose support configuration is a
-    pool (train or validation) configuration; ``duplicates``: pool points
-    whose configuration repeats an earlier one; ``support_bits``: s (None on
-    the circle); ``exhaustive``: the test set is every configuration outside
-    the pool.
+    ``overlap``: fraction of test points equal to a pool (train or
+    validation) point; ``support_overlap``: fraction whose support
+    configuration (the inputs the label depends on) is a pool one;
+    ``duplicates``: pool points repeating an earlier one in the coordinates
+    sampled without replacement (the support, or every coordinate once n
+    covers the support's cube); ``support_bits``: how many coordinates that
+    was (None on the circle); ``exhaustive``: the test set is every
+    configuration outside the pool.
     """
 
     x_train: np.ndarray
@@ -53,12 +56,16 @@ class Split(NamedTuple):
     duplicates: int
     support_bits: int | None
     exhaustive: bool
+    support_overlap: float = 0.0
+    support_duplicates: int = 0
 
     def info(self) -> dict:
         """The JSON-ready facts of the split (for results)."""
         return {
             "overlap": self.overlap,
+            "support_overlap": self.support_overlap,
             "train_duplicates": self.duplicates,
+            "support_duplicates": self.support_duplicates,
             "n_test_points": int(self.x_test.shape[0]),
             "test_exhaustive": self.exhaustive,
         }
@@ -89,7 +96,11 @@ def split(target, n: int, *, seed: int, n_val: int = 0, n_test: int = 2000) -> S
         overlap = float(np.mean(np.isin(test, pool)))
         return _finish(target, pool, test, n_val, overlap, 0, None, False)
     sup = np.asarray(target.support, dtype=np.int64)
-    s = sup.size
+    # distinct in the inputs the label depends on (the support) while the
+    # support's cube is larger than the pool; once n covers it (a sparse
+    # parity's 2^k configurations), distinct in the whole input instead
+    coords = sup if n < 2**sup.size or sup.size >= dom.d else np.arange(dom.d, dtype=np.int64)
+    s = coords.size
     rng = np.random.default_rng(derive(seed, "split-pool", n))
     trng = np.random.default_rng(derive(seed, "split-test", n, n_test))
     exhaustive = False
@@ -111,25 +122,38 @@ def split(target, n: int, *, seed: int, n_val: int = 0, n_test: int = 2000) -> S
     else:
         pool_bits = _distinct_rows(rng, n, s, exclude=None)
         test_bits = _distinct_rows(trng, n_test, s, exclude=_keys(pool_bits), unique=False)
-    pool = _fill(rng, pool_bits, sup, dom.d)
-    test = _fill(trng, test_bits, sup, dom.d)
-    pool_keys = _keys(pool[:, sup] < 0)
+    pool = _fill(rng, pool_bits, coords, dom.d)
+    test = _fill(trng, test_bits, coords, dom.d)
+    pool_keys = _keys(pool[:, coords] < 0)
     duplicates = n - len(pool_keys)
-    test_keys = [bytes(k) for k in np.packbits(test[:, sup] < 0, axis=1)]
-    overlap = float(np.mean([k in pool_keys for k in test_keys]))
+    overlap = _share(test, pool, np.arange(dom.d))
     if duplicates == 0 and n < 2**s:
         # the construction promises disjointness here: check it on the points
-        if overlap != 0.0:
-            raise AssertionError(f"split: {overlap:.3g} of test points are pool points")
-    return _finish(target, pool, test, n_val, overlap, duplicates, s, exhaustive)
+        if _share(test, pool, coords) != 0.0:
+            raise AssertionError("split: test points repeat pool points")
+    return _finish(
+        target, pool, test, n_val, overlap, duplicates, s, exhaustive,
+        support_overlap=_share(test, pool, sup),
+        support_duplicates=n - len(_keys(pool[:, sup] < 0)),
+    )  # fmt: skip
 
 
-def _finish(target, pool, test, n_val, overlap, duplicates, s, exhaustive):
+def _share(test, pool, coords) -> float:
+    """Fraction of test points whose ``coords`` equal some pool point's."""
+    keys = _keys(pool[:, coords] < 0)
+    return float(np.mean([bytes(k) in keys for k in np.packbits(test[:, coords] < 0, axis=1)]))
+
+
+def _finish(
+    target, pool, test, n_val, overlap, duplicates, s, exhaustive, support_overlap=None,
+    support_duplicates=0,
+):  # fmt: skip
     n_tr = pool.shape[0] - n_val
     y, yt = target(pool), target(test)
     return Split(
-        pool[:n_tr], y[:n_tr], pool[n_tr:], y[n_tr:], test, yt, overlap, duplicates, s, exhaustive
-    )
+        pool[:n_tr], y[:n_tr], pool[n_tr:], y[n_tr:], test, yt, overlap, duplicates, s, exhaustive,
+        overlap if support_overlap is None else support_overlap, support_duplicates,
+    )  # fmt: skip
 
 
 def _index_bits(index, s):

@@ -50,15 +50,17 @@ def test_circle_is_continuous_overlap_zero():
     assert sp.overlap == 0.0 and sp.x_train.shape == (40,) and sp.x_test.shape == (100,)
 
 
-def test_n_beyond_the_support_cube_reports_overlap():
-    t = parse_target("parity:d=10,k=3")  # 8 support configurations
+def test_n_beyond_the_support_cube_stays_disjoint_in_the_whole_input():
+    t = parse_target("parity:d=10,k=3")  # 8 support configurations, 1024 points
     sp = split(t, 50, seed=0, n_test=200)
-    assert sp.duplicates == 50 - 8 and sp.overlap == 1.0
-    # the pool covers the cube as evenly as possible: every configuration 6 or 7 times
-    pool = _configs(sp.x_train, t.support)
-    assert {pool.count(c) for c in set(pool)} == {6, 7} and len(set(pool)) == 8
+    # the support is covered, so points are distinct (and test points new) in all 10 inputs
+    pool = _configs(sp.x_train, range(10)) + _configs(sp.x_val, range(10))
+    test = _configs(sp.x_test, range(10))
+    assert len(set(pool)) == 50 and not set(test) & set(pool)
+    assert sp.duplicates == 0 and sp.overlap == 0.0
+    assert sp.support_overlap == 1.0 and sp.support_duplicates == 50 - 8
     r = ntk_predictor.evaluate(parse_arch("fc:depth=1"), t, 50, seed=0, n_test=200)
-    assert r["overlap"] == 1.0 and r["train_duplicates"] == 42
+    assert r["overlap"] == 0.0 and r["support_overlap"] == 1.0
 
 
 def test_ntk_predictor_and_net_see_the_same_test_points():
