@@ -10,6 +10,7 @@ jax 0.4.38 up to the newest release) is in :mod:`ntkgap._infra.ntshim`.
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import warnings
@@ -35,4 +36,26 @@ with warnings.catch_warnings():
 
 ntshim.finish()
 
-__all__ = ["jax", "nt", "stax"]
+# Newer XLA CPU compilers hand chains of float64 elementwise ops to YNNPACK
+# fusions, which run on one thread: tree-network NTK Grams (n x n x position
+# arrays through ConvLocal kernels) took ~2x as long on 2 cores as on jax
+# 0.4.38. Kernel code compiles without them where XLA has the option.
+_NO_YNN_FUSIONS = {"xla_cpu_experimental_ynn_fusion_type": ""}
+
+
+@functools.cache
+def kernel_compiler_options() -> dict | None:
+    """XLA compiler options for jitted kernel (Gram) code on this jaxlib.
+
+    Returns:
+        ``compiler_options`` for ``jax.jit``: YNNPACK fusions off where this
+        XLA knows the option, else None (jax 0.4.38 has no such fusions).
+    """
+    try:
+        jax.jit(lambda v: v + 1, compiler_options=_NO_YNN_FUSIONS).lower(0.0).compile()
+    except jax.errors.JaxRuntimeError:
+        return None
+    return dict(_NO_YNN_FUSIONS)
+
+
+__all__ = ["jax", "kernel_compiler_options", "nt", "stax"]
