@@ -93,9 +93,12 @@ def _module(path: str, create: bool = False) -> types.ModuleType | None:
     ``create``, an empty one registered in ``sys.modules`` and on its parent."""
     try:
         return importlib.import_module(path)
-    except ImportError:
+    except ImportError as err:
         if not create:
             return None
+        # only a module that is absent, not one that fails while importing
+        if not (isinstance(err, ModuleNotFoundError) and err.name == path):
+            raise
     parent, _, child = path.rpartition(".")
     mod = types.ModuleType(path, f"{path}: restored by ntkgap for neural-tangents 0.6.5")
     sys.modules[path] = mod
