@@ -1,14 +1,20 @@
 # ntkgap: the two commands are `make figures` and `make test`; both build
 # the environment (.venv) from requirements.lock first if it is missing.
+# `make test-ref` runs the kernel-numerics tests on the reference stack
+# (jax 0.4.38, requirements-ref.lock, in .venv-ref); `make lint` runs ruff.
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.ntkgap-installed
+REF_VENV := .venv-ref
+REF_STAMP := $(REF_VENV)/.ntkgap-installed
+# the tests whose numbers must agree on both stacks (kernels, spectra, the shim)
+REF_TESTS := tests/test_compat.py tests/test_kernels.py tests/test_spectra.py
 PROFILE ?= quick
 JOBS ?= 2
 export PYTHONUNBUFFERED := 1
 
-.PHONY: all env figures test bench clean distclean FORCE
+.PHONY: all env env-ref figures test test-ref lint bench clean distclean FORCE
 # Two recipes at a time: figure scripts are single-threaded, so two draw at
 # once. Experiment runs still go one at a time (the order-only chain below),
 # since each already keeps $(JOBS) processes busy. Not with clean among the
@@ -21,12 +27,20 @@ all: figures
 
 env: $(STAMP)
 
+env-ref: $(REF_STAMP)
+
 # --no-deps: the lock is complete, and neural-tangents' declared need of
-# TensorFlow is deliberately left out (README, "Why no TensorFlow").
+# TensorFlow is deliberately left out (README, "Environment").
 $(STAMP): requirements.lock setup.cfg pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --no-deps --disable-pip-version-check -r requirements.lock
 	$(VENV)/bin/pip install --quiet --no-deps --no-build-isolation --disable-pip-version-check -e .
+	@touch $@
+
+$(REF_STAMP): requirements-ref.lock setup.cfg pyproject.toml
+	$(PYTHON) -m venv $(REF_VENV)
+	$(REF_VENV)/bin/pip install --quiet --no-deps --disable-pip-version-check -r requirements-ref.lock
+	$(REF_VENV)/bin/pip install --quiet --no-deps --no-build-isolation --disable-pip-version-check -e .
 	@touch $@
 
 # experiments -> results (resumable, keyed by cell) -> figures -> REPORT.md
@@ -76,6 +90,13 @@ figures/spectra.png: $(RUN)zoo
 test: $(STAMP)
 	$(PY) -m pytest tests
 
+test-ref: $(REF_STAMP)
+	$(REF_VENV)/bin/python -m pytest $(REF_TESTS)
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
 bench: $(STAMP)
 	$(PY) benchmarks/run_all.py
 
@@ -83,4 +104,4 @@ clean:
 	rm -rf results figures/*.pdf figures/*.png REPORT.md
 
 distclean: clean
-	rm -rf $(VENV) *.egg-info
+	rm -rf $(VENV) $(REF_VENV) *.egg-info

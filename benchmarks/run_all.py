@@ -3,6 +3,7 @@ same inputs, checks that they agree, prints the ratio of medians and writes
 benchmarks/RESULTS.md. `python benchmarks/run_all.py [--quick]` (--quick:
 KRR at n = 2,000 only; the default also runs 4,000 and 8,000, ~5 min)."""
 
+import json
 import os
 import re
 import subprocess
@@ -144,6 +145,34 @@ row(
     "empirical NTK width 1024",
     f"rel. diff {rel:.3f} (finite width)",
 )
+
+# Tree-network Gram (ConvLocal kernels) on this JAX stack against the
+# reference stack (jax 0.4.38 in .venv-ref, built by `make test-ref`), each
+# timed by benchmarks/tree_gram.py in its own interpreter
+HERE = os.path.dirname(os.path.abspath(__file__))
+REF_PY = os.path.join(os.path.dirname(HERE), ".venv-ref", "bin", "python")
+
+
+def tree_gram_times(python):
+    r = subprocess.run(
+        [python, os.path.join(HERE, "tree_gram.py"), "500", "2000"],
+        check=True,
+        capture_output=True,
+        text=True,
+    )
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+new = tree_gram_times(sys.executable)
+ref = tree_gram_times(REF_PY) if os.path.exists(REF_PY) else None
+for n in ("500", "2000"):
+    row(
+        f"NTK Gram tree:arity=2,L=3 n={n} (jax {new['jax']})",
+        new[n],
+        ref[n] if ref else None,
+        f"jax {ref['jax']} (.venv-ref)" if ref else "- (no .venv-ref)",
+        bool(np.isclose(new[f"{n}_trace"], ref[f"{n}_trace"], rtol=1e-12)) if ref else "-",
+    )
 
 for s in (10, 14):
     f = np.random.default_rng(s).standard_normal(2**s)

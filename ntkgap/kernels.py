@@ -40,7 +40,7 @@ TREE_LOOKUP_MAX_LEAVES = 20
 @functools.lru_cache(maxsize=32)
 def _block_fn(arch, kind):
     kfn = arch.kernel_fn
-    return jax.jit(lambda a, b: kfn(a, b, kind))
+    return jax.jit(lambda a, b: kfn(a, b, kind), compiler_options=compat.kernel_compiler_options())
 
 
 def _pm1(x) -> bool:
