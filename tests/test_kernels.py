@@ -143,6 +143,7 @@ def test_hypercube_eigenvalues_at_d_1000_are_stable():
     import mpmath
 
     s = a.spec
+
     def h(t):
         return dual.fc_kernel(
             t,
@@ -152,6 +153,7 @@ def test_hypercube_eigenvalues_at_d_1000_are_stable():
             b_std=s["b_std"],
             arithmetic="mpmath",
         )
+
     with mpmath.workdps(40):
         for k in range(1, 5):
             deriv = float(mpmath.diff(h, 0, k))

@@ -114,7 +114,7 @@ target = "tree:d=8,L=2,arity=2,node=parity"
 arch = ["fc:depth=1", "tree:arity=2,L=2"]
 width = 16
 n = 64
-seeds = [0, 1, 2, 3]
+seeds = [0, 1, 2, 3, 4, 5, 6, 7]
 steps = 200
 eval_every = 50
 [full]
@@ -129,6 +129,7 @@ def test_parallel_jobs_share_the_cores_and_keep_the_numbers(tmp_path):
 
     cfg = tmp_path / "nets.toml"
     cfg.write_text(NETS)
+    # 8 seeds are two vmapped groups of GROUP_SIZE = 4, so two threads can share them
     _run(cfg, tmp_path / "a", "--jobs", "1")  # one process: a thread per core
     _run(cfg, tmp_path / "b", "--jobs", "2")  # two processes: cores / 2 threads each
     ra, rb = (
@@ -187,37 +188,37 @@ def test_stale_temp_files_of_dead_writers_are_removed(tmp_path):
     assert json.loads((tmp_path / "r.json").read_text()) == {}
 
 
+HEAD = "name = 'x'\n[quick]\n[[quick.grid]]\n"
 BAD_CONFIGS = [
     ("name = 'x'\n", "no profile table"),
     ("name = 'x'\nfoo = 1\n[quick]\ngrid=[]\n[full]\ngrid=[]\n", "unknown key 'foo'"),
     ("name = 'x'\n[quick]\n[[quick.grid]]\nmethod = 'magic'\n[full]\ngrid=[]\n", "method='magic'"),
     (
-        "name = 'x'\n[quick]\n[[quick.grid]]\nmethod = 'ntk'\ntarget='parity:d=4,k=2'\narch='fc'\nn=[]\nseed=0\n"
+        HEAD + "method = 'ntk'\ntarget='parity:d=4,k=2'\narch='fc'\nn=[]\nseed=0\n"
         "[full]\ngrid=[]\n",
         "n is an empty list",
     ),
     (
-        "name = 'x'\n[quick]\n[[quick.grid]]\nmethod = 'ntk'\ntarget='parity:d=4,k=9'\narch='fc'\nn=4\nseed=0\n"
-        "[full]\ngrid=[]\n",
+        HEAD + "method = 'ntk'\ntarget='parity:d=4,k=9'\narch='fc'\nn=4\nseed=0\n[full]\ngrid=[]\n",
         "k=9 exceeds d=4",
     ),
     (
-        "name = 'x'\n[quick]\n[[quick.grid]]\nmethod = 'ntk'\ntarget='parity:d=4,k=2'\narch='fc'\nn=4\nseed=0\n"
+        HEAD + "method = 'ntk'\ntarget='parity:d=4,k=2'\narch='fc'\nn=4\nseed=0\n"
         "colour='red'\n[full]\ngrid=[]\n",
         "unknown key 'colour'",
     ),
     (
-        "name = 'x'\n[quick]\n[[quick.grid]]\nmethod = 'ntk'\ntarget='parity:d=4,k=2'\narch='fc'\nn=-4\nseed=0\n"
+        HEAD + "method = 'ntk'\ntarget='parity:d=4,k=2'\narch='fc'\nn=-4\nseed=0\n"
         "[full]\ngrid=[]\n",
         "n=-4 must be a positive integer",
     ),
     (
-        "name = 'x'\n[quick]\n[[quick.grid]]\nmethod = 'net'\ntarget='parity:d=4,k=2'\narch='fc'\nn=4\nwidth=8\n"
+        HEAD + "method = 'net'\ntarget='parity:d=4,k=2'\narch='fc'\nn=4\nwidth=8\n"
         "seeds=[0]\nlr=-0.1\n[full]\ngrid=[]\n",
         "lr=-0.1 must be a number >= 0",
     ),
     (
-        "name = 'x'\n[quick]\n[[quick.grid]]\nmethod = 'theory'\ntarget='parity:d=4,k=2'\narch='fc'\nn=[4]\n"
+        HEAD + "method = 'theory'\ntarget='parity:d=4,k=2'\narch='fc'\nn=[4]\n"
         "eps=[2.0]\n[full]\ngrid=[]\n",
         "eps=2.0 must lie in (0, 1)",
     ),

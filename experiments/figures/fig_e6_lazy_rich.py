@@ -1,8 +1,8 @@
 """E6: the alpha sweep from the lazy (NTK) to the rich regime."""
 
+import style  # noqa: I001  (first: puts experiments/ on sys.path)
 import analysis
 import numpy as np
-import style  # noqa: I001  (first: puts experiments/ on sys.path)
 from style import plt
 
 from ntkgap import runner
