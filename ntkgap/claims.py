@@ -452,7 +452,7 @@ def _nstar_ratio_growth(p, exp):
     eps, family = p["eps"], p["family"]
     sides = []
     for side in (p["a"], p["b"]):
-        method, arch = side.split(":", 1)
+        method, arch = side
         if method == "theory":
             th = theory_nstar_by_depth(exp, family, arch, eps)
             sides.append(
@@ -485,7 +485,7 @@ def _nstar_ratio_growth(p, exp):
         "b_censored": [b[L]["censored"] for L in common],
     }
     detail = (
-        f"n*({eps}) of {p['a']} / {p['b']} by depth: "
+        f"n*({eps}) of {' '.join(p['a'])} / {' '.join(p['b'])} by depth: "
         + ", ".join(f"L={L}: {_fmt_n(a[L])} / {_fmt_n(b[L])}" for L in common)
         + f"; {len(resolved)} depth(s) resolved on both sides"
     )

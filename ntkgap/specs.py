@@ -176,3 +176,29 @@ def parse_int_list(option: str, text: str, *, min_value: int = 1) -> list[int]:
             raise SpecError(f"option {option}: {v} must be >= {min_value}")
         out.append(v)
     return out
+
+
+def raw_items(text: str) -> tuple[str, list[tuple[str, str]]]:
+    """A spec's name and its ``key=value`` pairs as written (unvalidated):
+    for display and rewriting only; values are read through :func:`parse`."""
+    name, _, body = str(text).strip().partition(":")
+    items = []
+    for item in body.split(",") if body else []:
+        key, _, raw = item.partition("=")
+        items.append((key.strip(), raw.strip()))
+    return name, items
+
+
+def with_param(text: str, key: str, value) -> str:
+    """``text`` with ``key=value`` appended when it does not give ``key``."""
+    name, items = raw_items(text)
+    if any(k == key for k, _ in items):
+        return text
+    return f"{name}:" + ",".join([f"{k}={v}" for k, v in items] + [f"{key}={value}"])
+
+
+def label(text: str, drop=()) -> str:
+    """A short display label: the spec as written without the keys in ``drop``."""
+    name, items = raw_items(text)
+    keep = [f"{k}={v}" for k, v in items if k not in drop]
+    return name + (":" + ",".join(keep) if keep else "")

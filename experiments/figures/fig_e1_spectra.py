@@ -5,12 +5,13 @@ import style
 from style import plt
 
 from ntkgap import runner
+from ntkgap.arch import parse_arch
 
 fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8))
 rows = sorted(runner.results("e1_spectra", "eigen"), key=lambda cr: cr[0]["arch"])
 for cell, r in rows:
     lam, k = np.array(r["eigenvalue"]), np.array(r["k"])
-    depth = cell["arch"].split("depth=")[1].split(",")[0]
+    depth = parse_arch(cell["arch"]).spec["depth"]
     if cell["domain"] == "circle":
         sel = k >= 1
         slope = np.polyfit(np.log(k[8:]), np.log(lam[8:]), 1)[0]

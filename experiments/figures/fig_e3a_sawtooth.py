@@ -7,6 +7,7 @@ import numpy as np
 from style import plt
 
 from ntkgap import runner
+from ntkgap.arch import parse_arch
 
 fig, (a1, a2) = plt.subplots(1, 2, figsize=(9.5, 3.6))
 th = analysis.theory("e3a_sawtooth")
@@ -53,7 +54,10 @@ arch_color = {a: plt.cm.viridis(i / 4) for i, a in enumerate(sorted({a for _, a 
 for (t, a), curve in sorted(nets.items()):
     _, m, s = analysis.curve_stats(curve)
     L_ = analysis.depth_of(t)
-    lab = a.split(",")[0] + (" on angle u" if "input=angle" in a else " on (cos, sin)")
+    spec = parse_arch(a).spec
+    lab = f"fc:depth={spec['depth']}" + (
+        " on angle u" if spec["input"] == "angle" else " on (cos, sin)"
+    )
     a2.errorbar([L_], m, yerr=s, fmt="o", label=lab, capsize=2, color=arch_color[a])
 # the exact network's error is 0, which a log axis cannot show: said in the legend
 a2.plot([], [], " ", label="exact depth-L network: error 0\n(not drawable on a log axis)")

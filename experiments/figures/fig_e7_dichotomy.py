@@ -3,14 +3,14 @@ degree), trained networks' n* against architectural complexity (number of
 constituents); both kernels and both trained networks of E4, and the zoo's
 fc-NTK theory."""
 
-import re
-
 import style  # noqa: I001  (first: puts experiments/ on sys.path)
 import analysis
 from matplotlib.ticker import NullFormatter, ScalarFormatter
 from style import plt
 
 from ntkgap import runner
+from ntkgap.arch import parse_arch
+from ntkgap.specs import label
 
 spec = {c["target"]: r for c, r in runner.results("zoo", "spectrum")}
 fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4.0))
@@ -19,7 +19,7 @@ colors = {"tree_ntk": "#1e8449", **style.COLORS}
 
 
 def short(t):
-    return re.sub(r"d=\d+,|,seed=0|arity=2,", "", t)
+    return label(t, drop=("d", "seed", "arity"))
 
 
 pts1, pts2 = [], []
@@ -37,7 +37,7 @@ for method, ax, pts, kinds in (
 ):
     seen = set()
     for cell, r in runner.results("e4_trees", method):
-        t, arch = cell["target"], cell["arch"].split(":")[0]
+        t, arch = cell["target"], parse_arch(cell["arch"]).name
         if t not in spec or abs(cell["eps"] - eps) > 1e-12:
             continue
         med = r["median"]

@@ -5,15 +5,13 @@ import style
 from style import plt
 
 from ntkgap import runner
+from ntkgap.specs import label
+from ntkgap.targets import parse_spec
 
 
 def short(spec):
-    """A legend label: the spec without its defaults (seed=0 / seed=-1)."""
-    parts = spec.split(":", 1)
-    if len(parts) == 1:
-        return spec
-    keep = [kv for kv in parts[1].split(",") if kv not in ("seed=0", "seed=-1")]
-    return parts[0] + (":" + ",".join(keep) if keep else "")
+    """A legend label: the spec without its seed (a default or a draw)."""
+    return label(spec, drop=("seed",))
 
 
 rows = sorted(runner.results("zoo", "spectrum"), key=lambda cr: cr[0]["target"])
@@ -29,7 +27,7 @@ for r, (c, m, ls) in zip(circ, style.distinct_styles(len(circ))):
 for r, (c, m, ls) in zip(cube, style.distinct_styles(len(cube))):
     k, w = np.array(r["degree"]), np.array(r["weight"])
     a2.plot(k[1:], w[1:] / r["variance"], ls, marker=m, ms=3, color=c, label=short(r["target"]))
-dims = sorted({r["target"].split("d=")[1].split(",")[0] for r in cube})
+dims = sorted({str(parse_spec(r["target"])["d"]) for r in cube})
 a1.set(xscale="log", xlabel="frequency k", ylabel="share of variance", title="circle targets")
 a2.set(
     xlabel="Walsh degree k",

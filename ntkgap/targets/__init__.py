@@ -15,7 +15,7 @@ variance, fourth moment, kurtosis, max |f|). Spectra live in
 from __future__ import annotations
 
 from ntkgap.errors import SpecError
-from ntkgap.specs import Field, Schema, describe, parse
+from ntkgap.specs import Field, Schema, describe, parse, raw_items, with_param
 from ntkgap.targets import boolean, circle, rhm
 
 _FILE = {
@@ -74,11 +74,9 @@ def with_depth(text: str, L: int) -> str:
     """
     if "{L}" in text:
         return text.replace("{L}", str(int(L)))
-    name, _, body = text.strip().partition(":")
-    schema = SCHEMAS.get(name)
-    given = {item.partition("=")[0].strip() for item in body.split(",") if item}
-    if schema is not None and "L" in schema.fields and "L" not in given:
-        return f"{name}:{body},L={int(L)}" if body else f"{name}:L={int(L)}"
+    schema = SCHEMAS.get(raw_items(text)[0])
+    if schema is not None and "L" in schema.fields:
+        return with_param(text.strip(), "L", int(L))
     return text
 
 
