@@ -13,8 +13,25 @@ import ntkgap._infra.compat  # noqa: F401  (enables x64 before any test builds a
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+# Every shared tolerance lives here.
 # dtype-keyed tolerances for comparisons against independent references
 RTOL = {np.float64: 1e-8, np.float32: 1e-4}
+# relative agreement of neural-tangents' kernel_fn with ntkgap.dual, by
+# activation: closed forms to rounding (ReLU-like duals: nt's arccos safety
+# margin costs ~1e-8 near correlation 1); stax.ElementwiseNumerical (tanh,
+# silu, softplus) to its Gauss-Hermite error at arch.QUAD_DEG points
+# (measured ~1e-9 for these specs, q ~ 1)
+NT_KERNEL_RTOL = {
+    "relu": 1e-7,
+    "leaky_relu": 1e-7,
+    "abs": 1e-7,
+    "gelu": 1e-12,
+    "erf": 1e-12,
+    "sin": 1e-12,
+    "tanh": 1e-7,
+    "silu": 1e-7,
+    "softplus": 1e-7,
+}
 
 
 @pytest.fixture(autouse=True)

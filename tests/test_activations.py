@@ -9,27 +9,13 @@ import jax
 import mpmath
 import numpy as np
 import pytest
+from conftest import NT_KERNEL_RTOL
 
 from ntkgap import dual, eigen, kernels
 from ntkgap._infra.compat import nt
 from ntkgap.arch import ACTS, parse_arch
 from ntkgap.domains import Circle, Hypercube
 
-# relative agreement of neural-tangents' kernel_fn with ntkgap.dual: closed
-# forms to rounding (ReLU-like duals: nt's arccos safety margin, ~1e-8);
-# stax.ElementwiseNumerical (tanh, silu, softplus) to its Gauss-Hermite error
-# at arch.QUAD_DEG points (measured ~1e-9 for these specs, q ~ 1)
-NT_TOL = {
-    "relu": 1e-7,
-    "leaky_relu": 1e-7,
-    "abs": 1e-7,
-    "gelu": 1e-12,
-    "erf": 1e-12,
-    "sin": 1e-12,
-    "tanh": 1e-7,
-    "silu": 1e-7,
-    "softplus": 1e-7,
-}
 MODS = [
     "fc:depth=2,act=leaky_relu,slope=0.3,b_std=0.0",
     "fc:depth=8,act=relu,b_std=1.0",
@@ -43,7 +29,7 @@ SPECS = [f"fc:depth=2,act={a},b_std=0.3" for a in ACTS] + MODS
 
 
 def _tol(arch):
-    return NT_TOL[arch.spec["act"]]
+    return NT_KERNEL_RTOL[arch.spec["act"]]
 
 
 @pytest.mark.parametrize("spec", SPECS)

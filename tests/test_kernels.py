@@ -7,6 +7,7 @@ import math
 import jax
 import numpy as np
 import pytest
+from conftest import NT_KERNEL_RTOL
 
 from ntkgap import dual, eigen, eigenlearning, kernels, krr, ntk_predictor, theory
 from ntkgap._infra.compat import nt
@@ -14,9 +15,7 @@ from ntkgap.arch import parse_arch
 from ntkgap.domains import Circle, Hypercube
 from ntkgap.targets import parse_target
 
-# neural-tangents evaluates arccos/sqrt of the ReLU dual with a safety margin
-# near correlation 1, which costs it ~1e-8 relative; erf is exact to rounding
-TOL = {"relu": 1e-7, "erf": 1e-12}
+TOL = NT_KERNEL_RTOL  # nt's kernel_fn against the closed forms, by activation
 FC = [
     "fc:depth=1",
     "fc:depth=3,act=relu,W_std=1.4,b_std=0.0",
