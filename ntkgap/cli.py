@@ -720,9 +720,7 @@ def _compare_args(p):
     )
     p.add_argument("--L", required=True, dest="depths", help="depths, e.g. 1..4")
     p.add_argument("--out", required=True, metavar="DIR", help="output folder (created)")
-    p.add_argument(
-        "--profile", default="quick", help="budget: quick or full [quick]"
-    )
+    p.add_argument("--profile", default="quick", help="budget: quick or full [quick]")
     p.add_argument("--jobs", type=_int_at_least(1), default=1, help="local worker processes [1]")
     p.epilog = help_text()
 
@@ -733,10 +731,10 @@ def _compare_args(p):
     _compare_args,
 )
 def _compare(args):
-    from ntkgap import compare
+    from ntkgap import comparison
 
     fam = args.family[0] if len(args.family) == 1 else args.family
-    r = compare.compare(fam, args.depths, args.out, profile=args.profile, jobs=args.jobs)
+    r = comparison.compare(fam, args.depths, args.out, profile=args.profile, jobs=args.jobs)
     text = [f"wrote {', '.join(r['files'])}"] + [
         f"  {c['id']}: {c['verdict']}" for c in r["claims"]
     ]

@@ -1,5 +1,6 @@
-"""``ntkgap compare``: the E4 design (four predictors, n*(eps) vs depth L)
-on any target family a user names.
+"""The E4 design on any target family a user names: the verb ``ntkgap
+compare`` and the function ``ntkgap.compare`` (this module is not named
+``compare`` so that it never shadows that function on the package).
 
 For each depth L the family's member ``with_depth(family, L)`` is learned by
 four predictors: the depth-aware architecture's NTK and trained network
