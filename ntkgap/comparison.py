@@ -34,8 +34,8 @@ EPS = 0.1
 #: the budgets: seeds, the search range, training steps and widths
 BUDGETS = {
     # hidden, for tests: finishes in seconds, verdicts inconclusive
-    "tiny": dict(seeds=2, n_max=24, steps=40, width=8, lr=[0.01], n_test=64, batch=0,
-                 eval_every=20, patience=0, theory_n=[4, 16]),
+    "tiny": dict(seeds=2, n_max=12, steps=20, width=8, lr=[0.01], n_test=32, batch=0,
+                 eval_every=10, patience=0, theory_n=[4, 16]),
     "quick": dict(seeds=8, n_max=256, steps=300, width=32, lr=[0.003, 0.01], n_test=256,
                   batch=128, eval_every=50, patience=3, theory_n=[4, 16, 64, 256]),
     "full": dict(seeds=12, n_max=4096, steps=3000, width=64, lr=[0.003, 0.01], n_test=2048,
