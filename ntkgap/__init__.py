@@ -37,11 +37,15 @@ class _Api:
     module's, which is imported only then, so ``import ntkgap`` stays cheap."""
 
     def __init__(self, fn, module: str):
-        _functools.update_wrapper(self, fn)
         object.__setattr__(self, "_module", module)
+        _functools.update_wrapper(self, fn, updated=())  # no module import here
 
     def __call__(self, *args, **kwargs):
         return self.__wrapped__(*args, **kwargs)
+
+    @property
+    def __dict__(self):  # what vars() and monkeypatch read: the module's namespace
+        return vars(_importlib.import_module(self._module))
 
     def __getattr__(self, name):
         if name == "_module":

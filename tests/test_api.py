@@ -40,9 +40,16 @@ def test_import_is_cheap():
     assert r.stdout.strip() == "[]"
 
 
-def test_names_shared_with_modules_keep_both():
+def test_names_shared_with_modules_keep_both(monkeypatch):
     import ntkgap.arch  # the import system would put the module in the function's place
     from ntkgap import sample_complexity
+
+    module = sys.modules["ntkgap.arch"]
+    old = module.BLOCK_DIAGONAL_MAX
+    with monkeypatch.context() as m:  # a test patching the module through the package
+        m.setattr(ntkgap.arch, "BLOCK_DIAGONAL_MAX", old + 1)
+        assert module.BLOCK_DIAGONAL_MAX == old + 1
+    assert module.BLOCK_DIAGONAL_MAX == old
 
     assert ntkgap.arch("tree:arity=2,L=2").leaves == 4
     assert ntkgap.arch.parse_arch("fc:depth=1").name == "fc"
