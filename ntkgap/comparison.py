@@ -118,8 +118,8 @@ def _members(family, depths):
 
 def _tree_arch(target, spec: str) -> str | None:
     """The depth-aware architecture of a target, or None."""
-    if spec.startswith("file:"):
-        return target.tree_arch() if hasattr(target, "tree_arch") else None
+    if hasattr(target, "tree_arch"):  # DAG files, the random hierarchy model
+        return target.tree_arch()
     from ntkgap.targets import parse_spec
 
     p = parse_spec(spec).params
@@ -158,17 +158,19 @@ def plan(family, depths, budget: str = "quick") -> dict:
             raise UsageError(f"--family: depths {by_depth[spec]} and {L} give the same target")
         by_depth[spec] = L
         tree = _tree_arch(target, spec)
-        archs = [(FC, target.domain.d)]
+        # the input bits each arch reads (None: no small cap, e.g. RHM strings)
+        archs = [(FC, getattr(target.domain, "d", None))]
         if tree is not None:
             archs.insert(0, (tree, parse_arch(tree).leaves))
         for arch, reads in archs:
             parse_arch(arch).check_domain(target.domain)
             # far fewer samples than the 2^reads inputs the arch can tell apart
-            cap = 2**reads * 3 // 4 if reads < 40 else b["n_max"]
+            small = reads is not None and reads < 40
+            cap = 2**reads * 3 // 4 if small else b["n_max"]
             n_max = max(2, min(b["n_max"], cap))
             n_min = min(4, n_max - 1)
             common = dict(arch=arch, target=spec, eps=EPS, seeds=seeds, n_min=n_min, n_max=n_max)
-            n_test = min(b["n_test"], max(16, 2**reads // 4)) if reads < 40 else b["n_test"]
+            n_test = min(b["n_test"], max(16, 2**reads // 4)) if small else b["n_test"]
             grids.append(
                 dict(method="theory", arch=arch, target=spec, eps=[EPS],
                      n=[n for n in b["theory_n"] if n <= max(cap, 4)])
