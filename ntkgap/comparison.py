@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import textwrap
 import time
 
 from ntkgap.errors import UsageError
@@ -317,7 +318,7 @@ def plot(series: dict, path_stem: str, title: str = "") -> None:
                     label=label)  # fmt: skip
     ax.plot([], [], "^", mfc="none", color="k", label="not reached by n_max")
     ax.set(yscale="log", xlabel="depth L", ylabel=f"n*({EPS}) (median seed, 95% CI)")
-    ax.set_title(title[:70], fontsize=8)
+    ax.set_title(textwrap.fill(title, 70), fontsize=8)
     ax.xaxis.get_major_locator().set_params(integer=True)
     ax.legend(fontsize=6)
     fig.tight_layout()
