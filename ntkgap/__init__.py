@@ -7,7 +7,19 @@ only when a module that needs them is imported, so the figure scripts and
 the runner's bookkeeping start without paying ~1 s for JAX. A later
 ``import neural_tangents`` in the same process works too (an import hook
 prepares it; see ``ntkgap._infra.ntshim``).
+
+The functions below are the curated Python API: thin wrappers over the
+library modules (``ntkgap.targets``, ``ntkgap.arch``, ``ntkgap.spectra``,
+``ntkgap.kernels``, ``ntkgap.eigen``, ``ntkgap.eigenlearning``,
+``ntkgap.training``, ``ntkgap.comparison``), each importing its module when
+called. Targets, architectures and domains may be given as spec strings or
+as the objects :func:`target`, :func:`arch` and :func:`domain` return.
 """
+
+import functools as _functools
+import importlib as _importlib
+import sys as _sys
+import types as _types
 
 from ntkgap._infra import ntshim as _ntshim
 from ntkgap.errors import SpecError, UsageError  # noqa: F401
@@ -15,3 +27,349 @@ from ntkgap.errors import SpecError, UsageError  # noqa: F401
 __version__ = "0.1.0"
 
 _ntshim.install_hook()
+
+
+class _Api:
+    """An API function whose name is also a library module's
+    (``ntkgap.arch``, ``ntkgap.sample_complexity``): calling it runs the
+    function; any other attribute (read, set or deleted, as ``from ntkgap
+    import sample_complexity`` or a test's monkeypatch does) is the
+    module's, which is imported only then, so ``import ntkgap`` stays cheap."""
+
+    def __init__(self, fn, module: str):
+        object.__setattr__(self, "_module", module)
+        _functools.update_wrapper(self, fn, updated=())  # no module import here
+
+    def __call__(self, *args, **kwargs):
+        return self.__wrapped__(*args, **kwargs)
+
+    @property
+    def __dict__(self):  # what vars() and monkeypatch read: the module's namespace
+        return vars(_importlib.import_module(self._module))
+
+    def __getattr__(self, name):
+        if name == "_module":
+            raise AttributeError(name)
+        return getattr(_importlib.import_module(self._module), name)
+
+    def __setattr__(self, name, value):
+        if name.startswith("__"):
+            object.__setattr__(self, name, value)
+        else:
+            setattr(_importlib.import_module(self._module), name, value)
+
+    def __delattr__(self, name):
+        delattr(_importlib.import_module(self._module), name)
+
+    def __repr__(self):
+        return f"<ntkgap API function {self.__name__} (and module {self._module})>"
+
+
+class _Package(_types.ModuleType):
+    """The package: importing a submodule named like an API function keeps
+    the function (the import machinery would set the module in its place)."""
+
+    def __setattr__(self, name, value):
+        if isinstance(self.__dict__.get(name), _Api) and isinstance(value, _types.ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+__all__ = [
+    "SpecError",
+    "UsageError",
+    "arch",
+    "compare",
+    "domain",
+    "eigensystem",
+    "gram",
+    "learning_curve",
+    "sample_complexity",
+    "spectrum",
+    "target",
+    "train",
+]
+
+
+def target(spec):
+    """Parse a target spec into a target object.
+
+    Args:
+        spec: a spec such as ``"parity:d=20,k=3"``,
+            ``"tree:d=24,L=3,arity=2,node=and"`` or ``"file:PATH.toml"``
+            (a target object is returned unchanged).
+
+    Returns:
+        The target: callable on its ``domain``'s points, with
+        ``architecture()`` and ``moments()``.
+    """
+    if not isinstance(spec, str):
+        return spec
+    from ntkgap.targets import parse_target
+
+    return parse_target(spec)
+
+
+def arch(spec):
+    """Parse an architecture spec.
+
+    Args:
+        spec: e.g. ``"fc:depth=2,act=relu"`` or ``"tree:arity=2,L=3"`` (an
+            architecture object is returned unchanged).
+
+    Returns:
+        The architecture object (its NTK, network and input map).
+    """
+    if not isinstance(spec, str):
+        return spec
+    from ntkgap.arch import parse_arch
+
+    return parse_arch(spec)
+
+
+def domain(spec):
+    """Parse a domain spec.
+
+    Args:
+        spec: ``"circle"`` or ``"hypercube:d=D"`` (a domain object is
+            returned unchanged).
+
+    Returns:
+        The domain object.
+    """
+    if not isinstance(spec, str):
+        return spec
+    from ntkgap.domains import parse_domain
+
+    return parse_domain(spec)
+
+
+def spectrum(tgt, *, kmax=None) -> dict:
+    """The exact Fourier (circle) or Walsh (hypercube) spectrum of a target
+    and its complexity measures, as ``ntkgap spectrum --json`` prints it.
+
+    Args:
+        tgt: a target spec or object.
+        kmax: highest circle frequency reported (default: 8x the dominant).
+
+    Returns:
+        A JSON-ready dict: ``target``, ``domain``, ``variance``, the power
+        per frequency or degree, and the architectural and Fourier
+        complexity.
+
+    References:
+        O'Donnell, "Analysis of Boolean Functions" (2014), ch. 1 (the Walsh
+        expansion and its degree profile).
+    """
+    from ntkgap import spectra
+
+    return spectra.report(target(tgt), kmax=kmax)
+
+
+def gram(arch_spec, dom, points=None, points2=None, *, kind: str = "ntk"):
+    """The infinite-width NTK (or NNGP) Gram matrix between domain points.
+
+    Args:
+        arch_spec: an architecture spec or object.
+        dom: a domain spec or object (e.g. ``"hypercube:d=6"``).
+        points: the domain's points (hypercube: rows of +-1; circle:
+            angles); default every point of a hypercube.
+        points2: the second set of points (default: ``points``).
+        kind: ``"ntk"`` or ``"nngp"``.
+
+    Returns:
+        ``K[i, j] = k(points[i], points2[j])`` as a float64 numpy array.
+
+    References:
+        Jacot, Gabriel & Hongler, "Neural tangent kernel" (NeurIPS 2018);
+        Lee et al., "Wide neural networks of any depth evolve as linear
+        models under gradient descent" (NeurIPS 2019).
+    """
+    from ntkgap import kernels
+
+    a, d = arch(arch_spec), domain(dom)
+    if points is None:
+        if not hasattr(d, "enumerate"):
+            raise UsageError(f"gram on {d}: give the points (only a hypercube is enumerated)")
+        points = d.enumerate()
+    x2 = None if points2 is None else a.inputs(d, points2)
+    return kernels.gram(a, a.inputs(d, points), x2, kind=kind)
+
+
+def eigensystem(arch_spec, dom, kmax: int = 16):
+    """The exact eigenvalues of an architecture's NTK on a domain.
+
+    Args:
+        arch_spec: an architecture spec or object.
+        dom: a domain spec or object.
+        kmax: the highest frequency (circle) or degree (hypercube) listed.
+
+    Returns:
+        An ``Eigensystem`` with arrays ``k``, ``eigenvalue``,
+        ``multiplicity`` and the kernel's ``trace``.
+
+    References:
+        Yang & Salman, "A fine-grained spectral perspective on neural
+        networks" (arXiv 1907.10599) for dot-product kernels on the
+        hypercube.
+    """
+    from ntkgap import eigen
+
+    a, d = arch(arch_spec), domain(dom)
+    a.check_domain(d)
+    return eigen.eigensystem(a, d, kmax)
+
+
+def learning_curve(
+    arch_spec, tgt, n, *, seeds: int = 0, ridge: float = 0.0, noise: float = 0.0,
+    n_test: int = 2000, seed: int = 0,
+) -> dict:  # fmt: skip
+    """Relative test MSE of NTK regression against the sample size n:
+    eigenlearning theory, and with ``seeds`` > 0 the empirical mean over
+    that many seeds.
+
+    Args:
+        arch_spec: an architecture spec or object.
+        tgt: a target spec or object.
+        n: one sample size or a list of them.
+        seeds: empirical seeds per n (0: theory only).
+        ridge: the ridge (absolute).
+        noise: the label-noise variance.
+        n_test: test points per empirical seed.
+        seed: the first seed.
+
+    Returns:
+        ``{"n", "theory", "empirical", "empirical_std", "theory_valid"}``
+        (``empirical`` is None without seeds).
+
+    References:
+        Simon, Dickens, Karkada & DeWeese, "The eigenlearning framework"
+        (arXiv 2110.03922); Bordelon, Canatar & Pehlevan, "Spectrum
+        dependent learning curves in kernel regression" (ICML 2020).
+    """
+    import numpy as np
+
+    from ntkgap import eigenlearning, theory
+
+    a, t = arch(arch_spec), target(tgt)
+    a.check_domain(t.domain)
+    ns = [int(x) for x in (n if isinstance(n, (list, tuple, range, np.ndarray)) else [n])]
+    sp, _ = theory.spectrum(a, t)
+    th = eigenlearning.relative_test_mse(np.array(ns, float), sp, ridge=ridge, noise=noise)
+    out = {
+        "n": ns,
+        "theory": th.tolist(),
+        "empirical": None,
+        "empirical_std": None,
+        "theory_valid": [eigenlearning.theory_valid(x, a, t.domain) for x in ns],
+    }
+    if seeds:
+        from ntkgap import ntk_predictor
+
+        vals = [
+            [
+                ntk_predictor.evaluate(
+                    a, t, x, seed=seed + s, n_test=n_test, ridge=ridge, noise=noise,
+                    variance=sp.variance,
+                )["test_mse"]
+                for s in range(seeds)
+            ]
+            for x in ns
+        ]  # fmt: skip
+        out["empirical"] = [float(np.mean(v)) for v in vals]
+        out["empirical_std"] = [float(np.std(v)) for v in vals]
+    return out
+
+
+def sample_complexity(
+    arch_spec, tgt, eps: float, *, ridge: float = 0.0, noise: float = 0.0, n_max: float = 1e12
+) -> dict:
+    """n*(eps): the fewest samples at which eigenlearning theory predicts
+    a relative test MSE <= eps for NTK regression.
+
+    Args:
+        arch_spec: an architecture spec or object.
+        tgt: a target spec or object.
+        eps: the relative test MSE to reach, in (0, 1).
+        ridge: the ridge (absolute).
+        noise: the label-noise variance.
+        n_max: the search limit.
+
+    Returns:
+        ``{"n_star", "censored", "n_max", "theory_valid"}``; ``n_star`` is
+        None and ``censored`` True when eps is not reached by ``n_max``.
+
+    References:
+        Simon, Dickens, Karkada & DeWeese, "The eigenlearning framework"
+        (arXiv 2110.03922).
+    """
+    from ntkgap import eigenlearning, theory
+
+    a, t = arch(arch_spec), target(tgt)
+    a.check_domain(t.domain)
+    sp, _ = theory.spectrum(a, t)
+    r = dict(eigenlearning.sample_complexity(sp, eps, ridge=ridge, noise=noise, n_max=n_max))
+    r["theory_valid"] = eigenlearning.theory_valid(
+        n_max if r.get("censored") else r["n_star"], a, t.domain
+    )
+    return r
+
+
+def train(arch_spec, tgt, n: int, *, width: int, seeds=(0,), n_test: int = 2000, **options):
+    """Train finite-width networks (one per seed, vmapped) and score them.
+
+    Args:
+        arch_spec: an architecture spec or object.
+        tgt: a target spec or object.
+        n: samples (train + validation).
+        width: the hidden width.
+        seeds: the seeds (each draws its data, initialisation and batches).
+        n_test: test points.
+        **options: training hyperparameters of ``ntkgap.train_config``
+            (``steps``, ``lr``, ``optimizer``, ``batch``, ...).
+
+    Returns:
+        A dict with ``test_mse`` (relative, mean over seeds), its per-seed
+        values, ``train_mse``, ``steps``, ``diverged`` and the loss curve.
+    """
+    from ntkgap import train_config, training
+
+    a, t = arch(arch_spec), target(tgt)
+    a.check_domain(t.domain)
+    cfg = train_config.from_mapping(options)
+    return training.train(a, width, t, n, seeds=list(seeds), cfg=cfg, n_test=n_test)
+
+
+def compare(family, depths, out: str, *, profile: str = "quick", jobs: int = 1) -> dict:
+    """Run the E4 design (four predictors' n*(eps) against depth L) on a
+    target family and write ``out/report.md``, ``out/compare.png``,
+    ``out/compare.pdf`` and ``out/results.json`` (``ntkgap compare``).
+
+    Args:
+        family: a target spec (``{L}`` or a missing ``L=`` takes the depth)
+            or a list of DAG files, one per depth.
+        depths: the depths, e.g. ``"1..4"`` or ``[2, 3]``.
+        out: the output folder (created if its parent exists).
+        profile: ``"quick"`` or ``"full"``.
+        jobs: local worker processes.
+
+    Returns:
+        ``{"out", "files", "run", "claims", ...}`` with the claims Q1/Q2 in
+        the summary.json claim format.
+    """
+    from ntkgap import comparison
+
+    return comparison.compare(family, depths, out, profile=profile, jobs=jobs)
+
+
+#: the API functions, by name (each has a docstring with Args and Returns)
+API = {
+    name: globals()[name]
+    for name in (
+        "target", "arch", "domain", "spectrum", "gram", "eigensystem", "learning_curve",
+        "sample_complexity", "train", "compare",
+    )
+}  # fmt: skip
+for _name in ("arch", "sample_complexity"):
+    API[_name] = globals()[_name] = _Api(API[_name], f"ntkgap.{_name}")
+_sys.modules[__name__].__class__ = _Package

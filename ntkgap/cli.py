@@ -707,6 +707,40 @@ def _show_plot(experiments, path):
     plt.close(fig)
 
 
+# ----------------------------------------------------------------- compare
+def _compare_args(p):
+    from ntkgap.targets import help_text
+
+    p.add_argument(
+        "--family",
+        required=True,
+        nargs="+",
+        metavar="SPEC|FILES",
+        help="a target family ({L} or a missing L= takes the depth), or DAG files, one per depth",
+    )
+    p.add_argument("--L", required=True, dest="depths", help="depths, e.g. 1..4")
+    p.add_argument("--out", required=True, metavar="DIR", help="output folder (created)")
+    p.add_argument("--profile", default="quick", help="budget: quick or full [quick]")
+    p.add_argument("--jobs", type=_int_at_least(1), default=1, help="local worker processes [1]")
+    p.epilog = help_text()
+
+
+@verb(
+    "compare",
+    "the E4 design on any target family: four predictors' n* vs L, Q1/Q2 verdicts, figure",
+    _compare_args,
+)
+def _compare(args):
+    from ntkgap import comparison
+
+    fam = args.family[0] if len(args.family) == 1 else args.family
+    r = comparison.compare(fam, args.depths, args.out, profile=args.profile, jobs=args.jobs)
+    text = [f"wrote {', '.join(r['files'])}"] + [
+        f"  {c['id']}: {c['verdict']}" for c in r["claims"]
+    ]
+    _emit(args, r, "\n".join(text))
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="ntkgap",

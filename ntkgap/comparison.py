@@ -1,0 +1,431 @@
+"""The E4 design on any target family a user names: the verb ``ntkgap
+compare`` and the function ``ntkgap.compare`` (this module is not named
+``compare`` so that it never shadows that function on the package).
+
+For each depth L the family's member ``with_depth(family, L)`` is learned by
+four predictors: the depth-aware architecture's NTK and trained network
+(``tree:arity=A,L=L``, from the family's arity, or a DAG file's
+``tree_arch()``; absent when the target has none) and the fc NTK and trained
+fc network (``fc:depth=2``). :func:`plan` builds the experiment config
+(the claims Q1/Q2 of E4, statistic ``nstar_ratio_growth``); :func:`compare`
+writes it to ``OUT/compare.toml``, runs it through :func:`ntkgap.runner.run`
+with the results in ``OUT/results`` (resumable: a rerun reuses every stored
+cell) and writes ``OUT/report.md``, ``OUT/compare.png``, ``OUT/compare.pdf``
+and ``OUT/results.json``.
+
+The stored cells name their targets by spec; the depth of each is the L
+this module gave it (a DAG file or a family with ``{L}`` in another key has
+no ``L`` key to read back), so claims and figure read depths through
+:func:`_depths`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import textwrap
+import time
+
+from ntkgap.errors import UsageError
+
+NAME = "compare"
+FC = "fc:depth=2"
+EPS = 0.1
+#: the budgets: seeds, the search range, training steps and widths
+BUDGETS = {
+    # hidden, for tests: finishes in seconds, verdicts inconclusive
+    "tiny": dict(seeds=2, n_max=12, steps=20, width=8, lr=[0.01], n_test=32, batch=0,
+                 eval_every=10, patience=0, theory_n=[4, 16]),
+    "quick": dict(seeds=8, n_max=256, steps=300, width=32, lr=[0.003, 0.01], n_test=256,
+                  batch=128, eval_every=50, patience=3, theory_n=[4, 16, 64, 256]),
+    "full": dict(seeds=12, n_max=4096, steps=3000, width=64, lr=[0.003, 0.01], n_test=2048,
+                 batch=128, eval_every=100, patience=10,
+                 theory_n=[4, 16, 64, 256, 1024, 4096]),
+}  # fmt: skip
+#: Q1/Q2 of E4: (id, side a, side b, statement)
+CLAIMS = (
+    ("Q1-tree", "ntk_search:tree", "net_search:tree",
+     "the trained depth-aware network's n* falls exponentially behind its own NTK's as L grows"),
+    ("Q1-fc", "ntk_search:fc", "net_search:fc",
+     "the trained fc network's n* falls exponentially behind its own NTK's as L grows"),
+    ("Q2-kernel", "ntk_search:fc", "ntk_search:tree",
+     "the fc NTK needs exponentially more samples than the depth-aware NTK as L grows"),
+    ("Q2-net", "net_search:fc", "net_search:tree",
+     "the trained fc net needs exponentially more samples than the trained depth-aware net"),
+)  # fmt: skip
+SERIES = (  # (method, arch prefix, label, colour, marker)
+    ("ntk_search", "tree", "depth-aware NTK (KRR)", "#1e8449", "s"),
+    ("net_search", "tree", "depth-aware net (trained)", "#8e44ad", "o"),
+    ("ntk_search", "fc", "fc NTK (KRR)", "#2471a3", "D"),
+    ("net_search", "fc", "fc net (trained)", "#c0392b", "^"),
+)
+SUMMARY_KEYS = (
+    "id", "claim", "predictors", "statistic", "value", "lo", "hi", "seeds", "rule", "verdict",
+    "detail",
+)  # fmt: skip
+
+
+def parse_depths(text) -> list[int]:
+    """The depths of ``--L``: ``A..B`` (A <= B), one integer, or a comma list.
+
+    Args:
+        text: the option's value (or a list of integers).
+
+    Returns:
+        The sorted distinct depths, each >= 1.
+    """
+    if isinstance(text, (list, tuple, range)):
+        out = [int(x) for x in text]
+    else:
+        s = str(text).strip()
+        try:
+            if ".." in s:
+                a, _, b = s.partition("..")
+                a, b = int(a), int(b)
+                if a > b:
+                    raise UsageError(f"--L {s!r}: the range is empty (give A..B with A <= B)")
+                out = list(range(a, b + 1))
+            else:
+                out = [int(x) for x in s.split(",")]
+        except ValueError:
+            raise UsageError(f"--L {s!r}: not a depth range (give e.g. 1..4 or 2,3)") from None
+    if not out or min(out) < 1:
+        raise UsageError(f"--L {text!r}: depths must be integers >= 1")
+    if len(out) > 12:
+        raise UsageError(f"--L {text!r}: at most 12 depths")
+    return sorted(set(out))
+
+
+def _members(family, depths):
+    """[(L, target spec)] of a family: one spec (``with_depth``) or a list of
+    DAG files, one per depth (or one path with ``{L}``)."""
+    from ntkgap.targets import with_depth
+
+    fam = [family] if isinstance(family, str) else list(family)
+    fam = [f"file:{f}" if f.endswith(".toml") and not f.startswith("file:") else f for f in fam]
+    if not fam or not all(isinstance(f, str) and f.strip() for f in fam):
+        raise UsageError("--family: give a target spec or DAG files")
+    if len(fam) == 1:
+        return [(L, with_depth(fam[0], L)) for L in depths]
+    if not all(f.startswith("file:") for f in fam):
+        raise UsageError("--family: a list must hold DAG files (PATH.toml), one per depth")
+    if len(fam) != len(depths):
+        raise UsageError(
+            f"--family: {len(fam)} files but --L gives {len(depths)} depths (one file per depth)"
+        )
+    return list(zip(depths, fam))
+
+
+def _tree_arch(target, spec: str) -> str | None:
+    """The depth-aware architecture of a target, or None."""
+    if hasattr(target, "tree_arch"):  # DAG files, the random hierarchy model
+        return target.tree_arch()
+    from ntkgap.targets import parse_spec
+
+    p = parse_spec(spec).params
+    if "arity" in p and "L" in p:
+        return f"tree:arity={p['arity']},L={p['L']}"
+    return None
+
+
+def plan(family, depths, budget: str = "quick") -> dict:
+    """The experiment config of a comparison, validated (nothing written).
+
+    Args:
+        family: a target spec (``{L}`` or a missing ``L=`` takes the depth)
+            or a list of DAG files, one per depth.
+        depths: the depths L (see :func:`parse_depths`).
+        budget: ``tiny``, ``quick`` or ``full`` (see ``BUDGETS``).
+
+    Returns:
+        The config as a dict (``name``, ``title``, ``claim``, ``quick`` or
+        ``full``) plus ``_depths``: {target spec: L}.
+    """
+    from ntkgap import claims, runner
+    from ntkgap.arch import parse_arch
+    from ntkgap.targets import parse_target
+
+    if budget not in BUDGETS:
+        raise UsageError(f"--profile {budget!r} is not allowed (allowed: quick, full)")
+    b = BUDGETS[budget]
+    depths = parse_depths(depths)
+    seeds = list(range(b["seeds"]))
+    grids, by_depth = [], {}
+    for L, spec in _members(family, depths):
+        target = parse_target(spec)
+        spec = str(target.spec)
+        if spec in by_depth:
+            raise UsageError(f"--family: depths {by_depth[spec]} and {L} give the same target")
+        by_depth[spec] = L
+        tree = _tree_arch(target, spec)
+        # the input bits each arch reads (None: no small cap, e.g. RHM strings)
+        archs = [(FC, getattr(target.domain, "d", None))]
+        if tree is not None:
+            archs.insert(0, (tree, parse_arch(tree).leaves))
+        for arch, reads in archs:
+            parse_arch(arch).check_domain(target.domain)
+            # far fewer samples than the 2^reads inputs the arch can tell apart
+            small = reads is not None and reads < 40
+            cap = 2**reads * 3 // 4 if small else b["n_max"]
+            n_max = max(2, min(b["n_max"], cap))
+            n_min = min(4, n_max - 1)
+            common = dict(arch=arch, target=spec, eps=EPS, seeds=seeds, n_min=n_min, n_max=n_max)
+            n_test = min(b["n_test"], max(16, 2**reads // 4)) if small else b["n_test"]
+            grids.append(
+                dict(method="theory", arch=arch, target=spec, eps=[EPS],
+                     n=[n for n in b["theory_n"] if n <= max(cap, 4)])
+            )  # fmt: skip
+            grids.append(dict(method="ntk_search", n_test=n_test, **common))
+            grids.append(
+                dict(method="net_search", width=b["width"], lr=b["lr"], steps=b["steps"],
+                     batch=b["batch"], eval_every=b["eval_every"], patience=b["patience"],
+                     n_test=n_test, **common)
+            )  # fmt: skip
+    fam_text = family if isinstance(family, str) else ", ".join(family)
+    claim_list = [
+        dict(id=cid, claim=f"{fam_text}: {text}",
+             paper="kernel n* exponential in L, network n* polynomial (E4)",
+             statistic="nstar_ratio_growth",
+             predictors=[a.replace("_search", ""), b_.replace("_search", "")],
+             params=dict(a=a, b=b_, eps=EPS, family={"name": NAME}),
+             rule=dict(kind="above", threshold=1.5, min_depths=2 if budget == "tiny" else 3))
+        for cid, a, b_, text in CLAIMS
+    ]  # fmt: skip
+    profile = "full" if budget == "full" else "quick"
+    cfg = {
+        "name": NAME,
+        "title": f"compare: four predictors' n*({EPS}) vs depth L on {fam_text}",
+        "claim": claim_list,
+        profile: {"grid": grids},
+    }
+    for cell in runner.expand(cfg, profile, where="compare"):
+        runner._check_cell_sizes(cell, "compare")
+    claims.parse_claims(cfg, "compare")
+    cfg["_depths"] = by_depth
+    return cfg
+
+
+# ------------------------------------------------------------------- TOML
+def _toml_value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items()) + " }"
+    raise TypeError(f"no TOML for {type(v).__name__}")
+
+
+def to_toml(cfg: dict) -> str:
+    """A config dict (as :func:`plan` makes it) as TOML text.
+
+    Args:
+        cfg: the config.
+
+    Returns:
+        The TOML text; ``tomllib.loads`` of it gives ``cfg`` back (without
+        the private ``_depths`` key, which is written as a comment table).
+    """
+    lines = [f"name = {_toml_value(cfg['name'])}", f"title = {_toml_value(cfg['title'])}"]
+    lines.append("# depth of each target: " + json.dumps(cfg.get("_depths", {})))
+    for c in cfg.get("claim", []):
+        lines += ["", "[[claim]]"] + [f"{k} = {_toml_value(v)}" for k, v in c.items()]
+    for prof in ("quick", "full"):
+        for g in cfg.get(prof, {}).get("grid", []):
+            lines += ["", f"[[{prof}.grid]]"] + [f"{k} = {_toml_value(v)}" for k, v in g.items()]
+    return "\n".join(lines) + "\n"
+
+
+# ----------------------------------------------------------------- reading
+@contextlib.contextmanager
+def _depths(by_depth: dict, profile: str):
+    """Claims and collectors read this comparison's cells, with their depths
+    from ``by_depth`` and only the cells of the profile last run."""
+    from ntkgap import claims
+
+    saved = claims.depth_of, claims.matches, os.environ.get("NTKGAP_PROFILE")
+    claims.depth_of = lambda target: by_depth.get(target)
+    claims.matches = lambda spec, family: spec in by_depth
+    os.environ["NTKGAP_PROFILE"] = profile
+    try:
+        yield
+    finally:
+        claims.depth_of, claims.matches = saved[0], saved[1]
+        if saved[2] is None:
+            os.environ.pop("NTKGAP_PROFILE", None)
+        else:
+            os.environ["NTKGAP_PROFILE"] = saved[2]
+
+
+def _series():
+    """{label: {L: median record}} of the four predictors, and theory."""
+    from ntkgap import claims
+
+    out = {}
+    for meth, arch, label, _c, _m in SERIES:
+        recs = claims.nstar_by_depth(NAME, meth, {"name": NAME}, arch, EPS)
+        out[label] = {L: r["median"] for L, r in recs.items()}
+    for arch, label in (("fc", "fc NTK theory"), ("tree", "depth-aware NTK theory")):
+        out[label] = claims.theory_nstar_by_depth(NAME, {"name": NAME}, arch, EPS)
+    return out
+
+
+def plot(series: dict, path_stem: str, title: str = "") -> None:
+    """n*(eps) vs depth L for the four predictors (median seed, 95% CI;
+    hollow triangles: not reached by n_max), with eigenlearning theory as
+    dashed lines; written as ``path_stem.png`` and ``path_stem.pdf``.
+
+    Args:
+        series: ``{label: {L: record}}`` as :func:`_series` returns.
+        path_stem: the output path without suffix.
+        title: the axes' title.
+
+    Returns:
+        None.
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from ntkgap._infra.files import save_figure
+
+    fig, ax = plt.subplots(figsize=(5.5, 4.2))
+    for i, (_meth, _arch, label, color, mk) in enumerate(SERIES):
+        recs = series.get(label, {})
+        dx = (i - 1.5) * 0.06
+        for L, med in recs.items():
+            n, x = med.get("n_star"), L + dx
+            if n is None:
+                continue
+            if med.get("censored") == "right":
+                ax.plot(x, n, "^", color=color, mfc="none", ms=7)
+            elif med.get("censored") == "left":
+                ax.plot(x, n, "v", color=color, mfc="none", ms=7)
+            else:
+                lo, hi = med.get("lo") or n, med.get("hi") or n
+                ax.errorbar(x, n, yerr=[[n - lo], [hi - n]], fmt=mk, color=color, capsize=2)
+        ax.plot([], [], mk, color=color, label=label)
+    for label, color in (("fc NTK theory", "#2471a3"), ("depth-aware NTK theory", "#1e8449")):
+        th = {L: v for L, v in series.get(label, {}).items() if not v.get("censored")}
+        if th:
+            ax.plot(list(th), [v["n_star"] for v in th.values()], "--", color=color, lw=1,
+                    label=label)  # fmt: skip
+    ax.plot([], [], "^", mfc="none", color="k", label="not reached by n_max")
+    ax.set(yscale="log", xlabel="depth L", ylabel=f"n*({EPS}) (median seed, 95% CI)")
+    ax.set_title(textwrap.fill(title, 70), fontsize=8)
+    ax.xaxis.get_major_locator().set_params(integer=True)
+    ax.legend(fontsize=6)
+    fig.tight_layout()
+    save_figure(fig, path_stem + ".png", dpi=130)
+    save_figure(fig, path_stem + ".pdf")
+    plt.close(fig)
+
+
+def _report(cfg, claims_out, run, series) -> str:
+    lines = [f"# {cfg['title']}", "", f"Run: {run['cells']} cells ({run['computed']} computed, "
+             f"{run['reused']} reused), profile {run['profile']}.", "",
+             "| claim | verdict | value | 95% CI | seeds |", "|---|---|---|---|---|"]  # fmt: skip
+    for c in claims_out:
+        v = "-" if c["value"] is None else f"{c['value']:.3g}"
+        ci = "-" if c["lo"] is None or c["hi"] is None else f"[{c['lo']:.3g}, {c['hi']:.3g}]"
+        lines.append(f"| {c['id']} | {c['verdict']} | {v} | {ci} | {c['seeds'] or '-'} |")
+    lines += ["", "## Details", ""]
+    for c in claims_out:
+        lines += [f"**{c['id']}**: {c['claim']}", "", f"- rule: {c['rule']['text']}",
+                  f"- {c['detail']}", ""]  # fmt: skip
+    lines += ["## n*(eps) by depth", "", "| predictor | " + " | ".join(
+        f"L={L}" for L in sorted(set(cfg["_depths"].values()))) + " |"]  # fmt: skip
+    lines.append("|---" * (1 + len(set(cfg["_depths"].values()))) + "|")
+    for label, recs in series.items():
+        cells = []
+        for L in sorted(set(cfg["_depths"].values())):
+            r = recs.get(L)
+            if r is None or r.get("n_star") is None:
+                cells.append("-")
+            elif r.get("censored") == "right":
+                cells.append(f"> {r['n_star']:.0f}")
+            elif r.get("censored") == "left":
+                cells.append(f"<= {r['n_star']:.0f}")
+            else:
+                cells.append(f"{r['n_star']:.0f}")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    lines += ["", "Figure: compare.png / compare.pdf. Config: compare.toml. Cells: results/."]
+    return "\n".join(lines) + "\n"
+
+
+def check_out(out: str) -> None:
+    """Raise the one-line UsageError unless folder ``out`` can be used: it
+    exists as a writable folder, or its parent exists and is writable."""
+    from ntkgap._infra.files import check_writable
+
+    out = os.fspath(out)
+    if os.path.exists(out) and not os.path.isdir(out):
+        raise UsageError(f"--out {out}: a file has that name (give a folder)")
+    if os.path.isdir(out):
+        check_writable(os.path.join(out, "report.md"))
+    else:
+        check_writable(out)
+
+
+def compare(family, depths, out: str, *, profile: str = "quick", jobs: int = 1) -> dict:
+    """Run the E4 design on a target family and write the folder ``out``.
+
+    Args:
+        family: a target spec or a list of DAG files (see :func:`plan`).
+        depths: the depths L (``"1..4"``, a list, ...).
+        out: the output folder (created if its parent exists).
+        profile: ``quick`` or ``full`` (``tiny``: a test budget).
+        jobs: local worker processes of the runner.
+
+    Returns:
+        ``{"out", "files", "run", "claims"}``: the written paths, the
+        runner's summary and the claims in the summary.json claim format.
+    """
+    from ntkgap import claims, runner
+    from ntkgap._infra import config
+    from ntkgap._infra.files import atomic_write, dumps, ensure_folder
+
+    cfg = plan(family, depths, profile)  # every check first: bad input writes nothing
+    check_out(out)
+    run_profile = "full" if profile == "full" else "quick"
+    ensure_folder(out)
+    toml_path = os.path.join(out, "compare.toml")
+    atomic_write(toml_path, to_toml(cfg))
+    saved = os.environ.get("NTKGAP_RESULTS")
+    config.set_results_dir(os.path.join(out, "results"))
+    try:
+        start = time.perf_counter()
+        run = runner.run(toml_path, run_profile, jobs=jobs)
+        with _depths(cfg["_depths"], run_profile):
+            evaluated = [claims.evaluate(c, NAME) for c in claims.parse_claims(cfg, toml_path)]
+            series = _series()
+    finally:
+        if saved is None:
+            os.environ.pop("NTKGAP_RESULTS", None)
+        else:
+            os.environ["NTKGAP_RESULTS"] = saved
+    claims_out = [{k: c[k] for k in SUMMARY_KEYS} for c in evaluated]
+    plot(series, os.path.join(out, "compare"), cfg["title"])
+    atomic_write(os.path.join(out, "report.md"), _report(cfg, claims_out, run, series))
+    files = [os.path.join(out, f) for f in ("compare.toml", "report.md", "compare.png",
+                                             "compare.pdf", "results.json")]  # fmt: skip
+    result = {
+        "out": out,
+        "family": family,
+        "depths": sorted(set(cfg["_depths"].values())),
+        "targets": cfg["_depths"],
+        "profile": profile,
+        "files": files,
+        "run": run,
+        "seconds": time.perf_counter() - start,
+        "n_star": {lab: {str(L): r for L, r in recs.items()} for lab, recs in series.items()},
+        "claims": claims_out,
+    }
+    atomic_write(files[-1], dumps(result, indent=1))
+    return result
