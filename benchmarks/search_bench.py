@@ -1,7 +1,8 @@
 """Adaptive n*(eps) search vs a fixed geometric grid at EQUAL resolution of
 n* (consecutive grid points within a factor 1.25, the search's stopping
 resolution). Prints ratios; not a test. `python benchmarks/search_bench.py
-[--synthetic-only]`.
+[--synthetic-only]`; `benchmarks/run_all.py` calls both functions and
+records their ratios in RESULTS.md.
 
 1. Synthetic curves (free to evaluate): evaluations, steps (batches that
    must run one after another) and the sum of n evaluated (the cost of
@@ -83,7 +84,7 @@ def synthetic(n_min=8, n_max=65_536, eps=0.1, curves=400, seed=0):
         f"  adaptive vs grid scanned upward to the first pass: {n_adapt} vs {scan} "
         f"(ratio {scan / n_adapt:.1f}), {out['steps']} steps vs up to {len(grid)}"
     )
-    return n_grid / n_adapt
+    return {"trainings": n_adapt, "grid_trainings": n_grid, "agree": agree, "curves": curves}
 
 
 def real(n_min=16, n_max=1024, eps=0.05, seeds=(0, 1, 2, 3)):
@@ -147,7 +148,15 @@ def real(n_min=16, n_max=1024, eps=0.05, seeds=(0, 1, 2, 3)):
         f"wall {t_adapt:.1f} s vs {t_grid:.1f} s (ratio {t_grid / t_adapt:.1f}); "
         f"training calls {calls['adaptive']} vs {calls['grid']} in {out['steps']} steps"
     )
-    return n_grid / n_adapt
+    return {
+        "trainings": n_adapt,
+        "grid_trainings": n_grid,
+        "seconds": t_adapt,
+        "grid_seconds": t_grid,
+        "same": same,
+        "agree": agree,
+        "seeds": len(seeds),
+    }
 
 
 if __name__ == "__main__":
