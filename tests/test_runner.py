@@ -274,11 +274,17 @@ def _shrink(cell):
         c.update(n=min(c["n"], 64), n_test=200)
     if c["method"] == "theory":
         c.update(n=c["n"][:3])
+    if c["method"] in ("ntk_search", "net_search"):
+        c.update(n_min=4, n_max=8, seeds=c["seeds"][:2], n_test=4)
+    if c["method"] == "net_search":
+        c.update(steps=50, width=min(c["width"], 8), eval_every=25)
     return c
 
 
 @pytest.mark.parametrize("path", sorted(glob.glob(os.path.join(ROOT, "experiments", "*.toml"))))
-def test_every_experiment_smoke(path):
+def test_every_experiment_smoke(path, tmp_path, monkeypatch):
+    monkeypatch.setenv("NTKGAP_RESULTS", str(tmp_path))  # where searches store evaluations
+    (tmp_path / "smoke").mkdir()
     cfg = runner.load_config(path)
     cells = runner.expand(cfg, "quick") + runner.expand(cfg, "full")
     seen = set()
@@ -288,6 +294,6 @@ def test_every_experiment_smoke(path):
         ):
             continue
         seen.add(cell["method"])
-        out = runner.run_cell(_shrink(cell))
+        out = runner.run_cell(_shrink(cell), "smoke")
         assert "cell_seconds" in out
         json.dumps(out, allow_nan=False)
