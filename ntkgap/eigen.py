@@ -71,6 +71,20 @@ class Eigensystem:
 
 
 def eigensystem(arch, domain, kmax: int, *, rtol: float = 1e-7) -> Eigensystem:
+    """Exact eigenvalues of ``arch``'s infinite-width kernel on ``domain``.
+
+    Dispatches to ``circle``, ``hypercube_tree`` or ``hypercube_fc``.
+
+    Args:
+        arch: a parsed architecture (``ntkgap.arch``).
+        domain: the circle or a hypercube (``ntkgap.domains``).
+        kmax: the highest frequency or degree listed.
+        rtol: relative tolerance of the circle's FFT refinement.
+
+    Returns:
+        Eigensystem: eigenvalue blocks with labels ``k``, multiplicities,
+        ``trace`` and, where approximate, ``error``.
+    """
     arch.check_domain(domain)
     if isinstance(domain, Circle):
         return circle(arch, kmax, rtol=rtol)
@@ -93,6 +107,22 @@ def _circle_row(arch, n):
 
 
 def circle(arch, kmax: int, *, rtol: float = 1e-7, max_n: int = 2**22) -> Eigensystem:
+    """Eigenvalues of a rotation-invariant kernel on the circle, by FFT.
+
+    lambda_k = (1/2pi) int k(cos t) e^{-ikt} dt from an FFT of the kernel row
+    on N equispaced angles, N doubled until the change at every k <= kmax is
+    below ``rtol`` relative to lambda_k (or 1e-15 x the trace).
+
+    Args:
+        arch: an ``fc`` arch with input=embed.
+        kmax: the highest frequency listed.
+        rtol: relative tolerance between successive N.
+        max_n: the largest N tried.
+
+    Returns:
+        Eigensystem with k = 0..kmax (length kmax + 1), multiplicity 1 at k = 0
+        and 2 otherwise, ``trace`` = K(x, x) and ``error`` per frequency.
+    """
     if arch.name != "fc" or arch.spec["input"] != "embed":
         raise UsageError(
             f"arch '{arch.spec}': circle eigenvalues need a rotation-invariant "
@@ -122,9 +152,19 @@ def circle(arch, kmax: int, *, rtol: float = 1e-7, max_n: int = 2**22) -> Eigens
 
 
 def krawtchouk_rows(d: int, kmax: int) -> list[list[int]]:
-    """Rows N_k(j) = sum_{|z| = j} chi_S(z) for |S| = k, j = 0..d, k = 0..kmax,
-    exact integers: the coefficients of (1 - y)^k (1 + y)^(d - k), obtained
-    from row k-1 by multiplying by (1 - y) and dividing exactly by (1 + y)."""
+    """Exact Krawtchouk rows N_k(j) = sum_{|z| = j} chi_S(z) for |S| = k.
+
+    They are the coefficients of (1 - y)^k (1 + y)^(d - k), obtained from row
+    k-1 by multiplying by (1 - y) and dividing exactly by (1 + y).
+
+    Args:
+        d: the hypercube dimension.
+        kmax: the highest degree k.
+
+    Returns:
+        list of kmax + 1 rows (k = 0..kmax), each a list of d + 1 Python ints
+        (j = 0..d).
+    """
     row = [math.comb(d, j) for j in range(d + 1)]
     rows = [row]
     for _ in range(kmax):
@@ -140,6 +180,25 @@ def krawtchouk_rows(d: int, kmax: int) -> list[list[int]]:
 
 
 def hypercube_fc(arch, d: int, kmax: int) -> Eigensystem:
+    """Eigenvalues of a dot-product (``fc``) kernel on {-1,+1}^d, per degree.
+
+    mu_k = 2^-d sum_j h(1 - 2j/d) N_k(j), summed in mpmath at 30 + k log10(d)
+    digits because the sum cancels catastrophically.
+
+    Args:
+        arch: a parsed ``fc`` arch.
+        d: the hypercube dimension.
+        kmax: the highest degree (capped at d).
+
+    Returns:
+        Eigensystem with k = 0..kmax, eigenvalue mu_k, multiplicity C(d, k),
+        ``trace`` = h(1) and ``error`` (the Hermite-dual bound per degree, or
+        None for closed-form activations).
+
+    References:
+        Yang & Salman, "A Fine-Grained Spectral Perspective on Neural
+        Networks", 2019 (arXiv 1907.10599).
+    """
     s = arch.spec
     kmax = min(kmax, d)
     digits = 30 + min(math.ceil(kmax * math.log10(max(d, 2))), d)
@@ -195,8 +254,24 @@ def _tree_eigensystem(ts) -> Eigensystem:
 
 
 def hypercube_tree_fwht(arch, domain: Hypercube, *, group_rtol: float = 1e-9) -> Eigensystem:
-    """Reference route: FWHT of the tree kernel's first row over all 2^s leaf
-    configurations (neural-tangents' kernel_fn), equal eigenvalues grouped."""
+    """Reference tree-kernel eigenvalues by an FWHT of the kernel's first row.
+
+    The row runs over all 2^s leaf configurations (neural-tangents'
+    kernel_fn); equal eigenvalues are grouped into blocks.
+
+    Args:
+        arch: a ``tree`` arch with at most MAX_TREE_BITS leaves.
+        domain: the hypercube (its d only needs to hold the leaves).
+        group_rtol: relative tolerance under which eigenvalues are equal.
+
+    Returns:
+        Eigensystem, largest block first, with ``k`` the (mean) degree of
+        each block, multiplicities, ``trace`` and ``subsets`` (each block's
+        subsets as bit masks).
+
+    References:
+        O'Donnell, "Analysis of Boolean Functions", 2014.
+    """
     from ntkgap import kernels
 
     s = arch.leaves

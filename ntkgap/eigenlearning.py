@@ -78,8 +78,25 @@ def _g(kappa, n, sp: Spectrum, ridge):
 
 
 def solve_kappa(n, sp: Spectrum, ridge: float = 0.0, *, iters: int = 200) -> np.ndarray:
-    """kappa(n) for each n (vectorised bisection in log kappa); 0 where the
-    ridgeless equation has no positive root (n >= rank)."""
+    """Solves the eigenlearning equation for the effective regulariser kappa(n).
+
+    Vectorised bisection in log kappa on
+    sum_i m_i lambda_i / (lambda_i + kappa) + (ridge + tail) / kappa = n.
+
+    Args:
+        n: a sample size or an array of them.
+        sp: the kernel's eigenvalues and the target's power, in blocks.
+        ridge: the ridge delta (>= 0).
+        iters: the most bisection steps.
+
+    Returns:
+        float64 array of kappa, one per n (shape of ``np.atleast_1d(n)``); 0
+        where the ridgeless equation has no positive root (n >= rank).
+
+    References:
+        Simon, Dickens, Karkada & DeWeese, "The Eigenlearning Framework",
+        2021 (arXiv 2110.03922).
+    """
     n = np.atleast_1d(np.asarray(n, dtype=np.float64))
     kappa = np.zeros_like(n)
     solvable = (n < sp.rank) | (ridge > 0)
@@ -105,7 +122,22 @@ def solve_kappa(n, sp: Spectrum, ridge: float = 0.0, *, iters: int = 200) -> np.
 
 
 def test_mse(n, sp: Spectrum, *, ridge: float = 0.0, noise: float = 0.0) -> np.ndarray:
-    """Predicted test MSE against the clean target, for each n."""
+    """Predicted test MSE of kernel ridge regression against the clean target.
+
+    Args:
+        n: a sample size or an array of them (each >= 1).
+        sp: the kernel's eigenvalues and the target's power, in blocks.
+        ridge: the ridge delta (>= 0).
+        noise: the label-noise variance (>= 0).
+
+    Returns:
+        float64 array of E0 (sum_i (1 - L_i)^2 P_i + noise) - noise, one per n
+        (shape of ``np.atleast_1d(n)``); inf where E0 diverges.
+
+    References:
+        Simon, Dickens, Karkada & DeWeese, "The Eigenlearning Framework",
+        2021 (arXiv 2110.03922).
+    """
     if ridge < 0 or noise < 0:
         raise UsageError("ridge and noise must be >= 0")
     n = np.atleast_1d(np.asarray(n, dtype=np.float64))
@@ -127,14 +159,44 @@ def test_mse(n, sp: Spectrum, *, ridge: float = 0.0, noise: float = 0.0) -> np.n
 
 
 def relative_test_mse(n, sp: Spectrum, **kw) -> np.ndarray:
+    """Predicted test MSE divided by the target's variance.
+
+    Args:
+        n: a sample size or an array of them (each >= 1).
+        sp: the kernel's eigenvalues and the target's power, in blocks.
+        **kw: ``ridge`` and ``noise``, as for ``test_mse``.
+
+    Returns:
+        float64 array of ``test_mse(n, sp, **kw) / sp.variance``, one per n.
+
+    References:
+        Simon, Dickens, Karkada & DeWeese, "The Eigenlearning Framework",
+        2021 (arXiv 2110.03922).
+    """
     return test_mse(n, sp, **kw) / sp.variance
 
 
 def sample_complexity(
     sp: Spectrum, eps: float, *, ridge: float = 0.0, noise: float = 0.0, n_max: float = 1e12
 ) -> dict:
-    """Smallest integer n <= n_max with predicted relative MSE <= eps;
-    ``{"n_star": None, "censored": True}`` when not reached by n_max."""
+    """Smallest sample size whose predicted relative test MSE is at most eps.
+
+    Args:
+        sp: the kernel's eigenvalues and the target's power, in blocks.
+        eps: the relative-MSE threshold, in (0, 1).
+        ridge: the ridge delta (>= 0).
+        noise: the label-noise variance (>= 0).
+        n_max: the largest sample size searched.
+
+    Returns:
+        dict with ``n_star`` (the smallest integer n <= n_max, or None),
+        ``censored`` (True when eps is not reached by n_max) and ``n_max``;
+        when censored also ``relative_mse_at_n_max``.
+
+    References:
+        Simon, Dickens, Karkada & DeWeese, "The Eigenlearning Framework",
+        2021 (arXiv 2110.03922).
+    """
     if not 0 < eps < 1:
         raise UsageError(f"eps={eps} must lie in (0, 1)")
     grid = np.unique(np.round(np.logspace(0, np.log10(n_max), 400)))
