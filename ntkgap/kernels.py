@@ -48,8 +48,22 @@ def _pm1(x) -> bool:
 
 
 def hypercube_table(arch, d: int, kind: str = "ntk") -> np.ndarray:
-    """h[j] = K(x, y) for an ``fc`` arch at any x, y in {-1,+1}^d that
-    differ in j coordinates, j = 0..d (kernel_fn on d + 1 representative pairs)."""
+    """Table of an ``fc`` arch's kernel on {-1,+1}^d by Hamming distance.
+
+    h[j] = K(x, y) at any x, y in {-1,+1}^d that differ in j coordinates
+    (kernel_fn on d + 1 representative pairs).
+
+    Args:
+        arch: a parsed ``fc`` arch.
+        d: the hypercube dimension.
+        kind: the kernel kind, one of KINDS (``"ntk"`` or ``"nngp"``).
+
+    Returns:
+        float64 array of shape (d + 1,): h[j] for j = 0..d.
+
+    References:
+        Jacot, Gabriel & Hongler, "Neural Tangent Kernel", 2018.
+    """
     ref = np.ones((1, d))
     pts = np.where(np.arange(d)[None, :] < np.arange(d + 1)[:, None], -1.0, 1.0)
     return gram(arch, ref, pts, kind=kind, hypercube_lookup=False)[0]
@@ -58,10 +72,26 @@ def hypercube_table(arch, d: int, kind: str = "ntk") -> np.ndarray:
 def gram(
     arch, x1, x2=None, *, kind: str = "ntk", block: int = 2048, hypercube_lookup: bool = True
 ) -> np.ndarray:
-    """K(x1, x2) for network inputs (already through ``arch.inputs``).
+    """Gram matrix K(x1, x2) of ``arch``'s infinite-width kernel.
 
-    With ``hypercube_lookup`` (the default), +-1 inputs of an ``fc`` arch
-    take the exact table look-up path of the module docstring."""
+    With ``hypercube_lookup`` (the default), +-1 inputs of an ``fc`` arch (and
+    of small ``tree`` archs) take the exact table look-up path of the module
+    docstring; otherwise kernel_fn runs in padded blocks.
+
+    Args:
+        arch: a parsed architecture.
+        x1: network inputs (already through ``arch.inputs``), n1 rows.
+        x2: network inputs, n2 rows; None for the symmetric K(x1, x1).
+        kind: the kernel kind, one of KINDS (``"ntk"`` or ``"nngp"``).
+        block: rows and columns per kernel_fn call.
+        hypercube_lookup: whether +-1 inputs may use the table look-up.
+
+    Returns:
+        float64 array of shape (n1, n2) (n1 x n1 when x2 is None).
+
+    References:
+        Jacot, Gabriel & Hongler, "Neural Tangent Kernel", 2018.
+    """
     if kind not in KINDS:
         raise UsageError(f"kernel kind '{kind}' is not allowed (allowed: {', '.join(KINDS)})")
     x1 = np.asarray(x1, dtype=np.float64)
@@ -133,8 +163,18 @@ def _lookup_gram(arch, x1, x2, kind):
 
 @functools.lru_cache(maxsize=8)
 def tree_table(arch, kind: str = "ntk") -> np.ndarray:
-    """t[i] = K(1, z_i) for a ``tree`` arch over all 2^s leaf sign patterns,
-    z_i with z_j = -1 exactly where bit j of i is set (ntkgap.walsh's order)."""
+    """Table of a ``tree`` arch's kernel over all 2^s leaf sign patterns.
+
+    t[i] = K(1, z_i), with z_i's leaf j equal to -1 exactly where bit j of i
+    is set (``ntkgap.walsh``'s order).
+
+    Args:
+        arch: a parsed ``tree`` arch with s leaves.
+        kind: the kernel kind, one of KINDS (``"ntk"`` or ``"nngp"``).
+
+    Returns:
+        float64 array of shape (2^s,).
+    """
     from ntkgap import walsh
 
     s = arch.leaves

@@ -50,7 +50,27 @@ def _column_abs_sums(K, rows: int = 512) -> np.ndarray:
 
 
 def fit(k_train, y, *, ridge: float = 0.0, max_jitter: float = 1e-2) -> Solution:
-    """Solve (K + ridge I) alpha = y, escalating a reported jitter if needed."""
+    """Kernel ridge regression weights: solves (K + ridge I) alpha = y by Cholesky.
+
+    When the factorisation fails or the Gram is numerically singular (rcond
+    below RCOND_MIN), a jitter starting at 1e-12 x mean diag grows by 10x
+    until it succeeds, and is reported in the result.
+
+    Args:
+        k_train: the training Gram K(X, X), shape (n, n).
+        y: training targets, shape (n,) or (n, outputs).
+        ridge: the ridge added to the diagonal (finite, >= 0).
+        max_jitter: the largest jitter tried, relative to mean diag.
+
+    Returns:
+        Solution with ``alpha`` (shape of y), ``ridge``, ``jitter`` (0.0 if
+        none), ``rcond`` and ``note``.
+
+    References:
+        Jacot, Gabriel & Hongler, "Neural Tangent Kernel", 2018; Lee et al.,
+        "Wide Neural Networks of Any Depth Evolve as Linear Models Under
+        Gradient Descent", 2019.
+    """
     K = np.asarray(k_train, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
     if ridge < 0 or not np.isfinite(ridge):
