@@ -146,15 +146,29 @@ PHI = {
 
 @functools.lru_cache(maxsize=256)
 def hermite_dual(act: str, q: str, digits: int, tol: str):
-    """Hermite coefficients of ``act`` at variance ``q`` (a decimal string,
-    so the cache key is exact), computed at ``digits`` significant digits.
+    """Hermite coefficients of an activation, with the moments that bound their tails.
 
-    Returns a dict: ``pp`` (a_n^2, n = 0..N), ``dd`` ((n+1) a_{n+1}^2 / q,
-    n = 0..N-1), the direct moments ``e_pp`` = E phi^2, ``e_dd`` = E phi'^2,
-    ``e_2`` = E phi''^2, the tails ``tail_pp``, ``tail_dd`` (E minus the
-    truncated sums, bounds of the truncation error for |rho| <= 1) and
-    ``quad`` (the quadrature error estimate of the sums, step-doubling).
     Terms are added until both tails are below ``tol`` or MAX_TERMS.
+
+    Args:
+        act: an activation with a quadrature dual (a key of PHI).
+        q: the pre-activation variance, a decimal string (so the cache key
+            is exact).
+        digits: significant digits of the computation.
+        tol: the target of the truncation tails, a decimal string.
+
+    Returns:
+        dict with ``pp`` (a_n^2, n = 0..N), ``dd`` ((n+1) a_{n+1}^2 / q,
+        n = 0..N-1), the direct moments ``e_pp`` = E phi^2, ``e_dd`` =
+        E phi'^2, ``e_2`` = E phi''^2, the tails ``tail_pp``, ``tail_dd`` (E
+        minus the truncated sums, bounds of the truncation error for
+        |rho| <= 1) and ``quad`` (the quadrature error estimate of the sums,
+        by step-doubling).
+
+    References:
+        Daniely, Frostig & Singer, "Toward Deeper Understanding of Neural
+        Networks: The Power of Initialization and a Dual View on
+        Expressivity", 2016.
     """
     if act not in PHI:
         raise UsageError(f"act={act}: no quadrature dual (allowed: {', '.join(PHI)})")
@@ -408,11 +422,30 @@ def fc_kernel_bound(
 
 
 def fc_kernel(t, **kwargs):
-    """The kernel of ``fc_kernel_bound`` (same arguments), without the bound."""
+    """The kernel of ``fc_kernel_bound``, without the error bound.
+
+    Args:
+        t: a scalar (mpmath) or array (numpy) of normalised inner products.
+        **kwargs: the keyword arguments of ``fc_kernel_bound``.
+
+    Returns:
+        the NTK or NNGP value(s), shaped like ``t``.
+
+    References:
+        Jacot, Gabriel & Hongler, "Neural Tangent Kernel", 2018; Cho & Saul,
+        "Kernel Methods for Deep Learning", 2009.
+    """
     return fc_kernel_bound(t, **kwargs)[0]
 
 
 def spec_kwargs(spec) -> dict:
-    """fc_kernel's keyword arguments for a parsed ``fc`` arch spec."""
+    """``fc_kernel``'s keyword arguments for a parsed ``fc`` arch spec.
+
+    Args:
+        spec: the parsed spec of an ``fc`` arch (``ntkgap.arch``).
+
+    Returns:
+        dict with keys depth, act, W_std, b_std, slope, residual, branch, norm.
+    """
     keys = ("depth", "act", "W_std", "b_std", "slope", "residual", "branch", "norm")
     return {k: spec[k] for k in keys}
