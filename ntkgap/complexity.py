@@ -19,6 +19,14 @@ import numpy as np
 
 
 def dominant(power) -> int:
+    """Dominant frequency or degree: argmax of the power over k >= 1.
+
+    Args:
+        power: the target's power per frequency/degree k = 0, 1, ...
+
+    Returns:
+        int k >= 1 of the largest power; 0 when there is no power at k >= 1.
+    """
     p = np.asarray(power, dtype=np.float64)
     if p.size < 2 or not np.any(p[1:] > 0):
         return 0
@@ -26,6 +34,15 @@ def dominant(power) -> int:
 
 
 def bandwidth(power, eps: float) -> int:
+    """eps-bandwidth: the smallest K with sum_{k > K} power_k <= eps Var f.
+
+    Args:
+        power: the target's power per frequency/degree k = 0, 1, ...
+        eps: the fraction of the variance allowed beyond K.
+
+    Returns:
+        int K; 0 when the target is constant.
+    """
     p = np.asarray(power, dtype=np.float64)
     var = p[1:].sum()
     if var <= 0:
@@ -36,17 +53,35 @@ def bandwidth(power, eps: float) -> int:
 
 
 def average_degree(power) -> float:
+    """Average degree sum_k k power_k / Var f (the total influence on the cube).
+
+    Args:
+        power: the target's power per frequency/degree k = 0, 1, ...
+
+    Returns:
+        float; 0.0 when the target is constant.
+
+    References:
+        O'Donnell, "Analysis of Boolean Functions", 2014, ch. 2.
+    """
     p = np.asarray(power, dtype=np.float64)
     var = p[1:].sum()
     return float(np.dot(np.arange(p.size), p) / var) if var > 0 else 0.0
 
 
 def rkhs_norm(power, eigenvalues) -> float:
-    """sum_k power_k / lambda_k; inf when power sits where lambda_k = 0.
+    """Squared RKHS norm sum_k power_k / lambda_k of a target under a kernel.
 
-    ``power`` is the target's power per eigenspace (block), ``eigenvalues``
-    the kernel's eigenvalue on that block (multiplicity is already inside
-    the block power: ||f||_H^2 = sum_S f_hat(S)^2 / lambda_|S|)."""
+    The multiplicity is already inside the block power:
+    ||f||_H^2 = sum_S f_hat(S)^2 / lambda_|S|.
+
+    Args:
+        power: the target's power per eigenspace (block).
+        eigenvalues: the kernel's eigenvalue on each block (at least as many).
+
+    Returns:
+        float; inf when power sits where lambda_k = 0.
+    """
     p = np.asarray(power, dtype=np.float64)
     lam = np.asarray(eigenvalues, dtype=np.float64)[: p.size]
     if lam.size < p.size:
@@ -60,9 +95,20 @@ def rkhs_norm(power, eigenvalues) -> float:
 def measures(power, coefficients_abs=None, *, eps=(0.1, 0.01)) -> dict:
     """The Fourier-complexity summary reported by ``ntkgap spectrum``.
 
-    ``coefficients_abs`` are the absolute values of all individual
-    coefficients (every f_hat(S), or |c_k| for all k in Z); without them L1
-    and sparsity are omitted."""
+    Args:
+        power: the target's power per frequency/degree k = 0, 1, ...
+        coefficients_abs: absolute values of all individual coefficients
+            (every f_hat(S), or |c_k| for all k in Z); None omits L1 and
+            sparsity.
+        eps: the eps of each bandwidth reported.
+
+    Returns:
+        dict with ``dominant``, ``average_degree``, ``bandwidth_eps<e>`` per
+        eps and, with coefficients, ``l1_norm`` and ``sparsity``.
+
+    References:
+        O'Donnell, "Analysis of Boolean Functions", 2014, ch. 3.
+    """
     out = {"dominant": dominant(power), "average_degree": average_degree(power)}
     for e in eps:
         out[f"bandwidth_eps{e:g}"] = bandwidth(power, e)

@@ -14,6 +14,15 @@ CIRCLE_KMAX_CAP = 2**14
 
 
 def circle_kmax(target) -> int:
+    """Highest circle frequency to list for a target's eigenlearning curve.
+
+    Args:
+        target: a circle target.
+
+    Returns:
+        int: 16 x its dominant frequency, at least 256 and at most
+        CIRCLE_KMAX_CAP.
+    """
     power = fourier.target_power(target, 2**12)
     dom = complexity.dominant(power)
     return int(min(max(16 * max(dom, 1), 256), CIRCLE_KMAX_CAP))
@@ -82,6 +91,27 @@ def _tree_spectrum(arch, target, kmax: int = 16):
 
 
 def spectrum(arch, target, *, kmax: int | None = None) -> tuple[Spectrum, eigen.Eigensystem]:
+    """Eigenlearning inputs for an (architecture, target) pair.
+
+    The kernel's eigenvalues in blocks (``ntkgap.eigen``) and the target's
+    power in each block (Fourier on the circle, Walsh on the hypercube; per
+    tree shape for a tree target on the arch's own tree).
+
+    Args:
+        arch: a parsed architecture.
+        target: a parsed target; its domain must suit ``arch``.
+        kmax: the highest circle frequency (default ``circle_kmax``); unused
+            on the hypercube.
+
+    Returns:
+        (Spectrum, Eigensystem): the blocks with eigenvalue, multiplicity,
+        power, ``tail``, ``tail_power`` and ``variance``, and the kernel's
+        eigensystem they come from.
+
+    References:
+        Simon, Dickens, Karkada & DeWeese, "The Eigenlearning Framework",
+        2021 (arXiv 2110.03922); Yang & Salman, 2019 (arXiv 1907.10599).
+    """
     domain = target.domain
     arch.check_domain(domain)
     if isinstance(domain, Circle):
