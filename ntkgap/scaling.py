@@ -28,7 +28,16 @@ MIN_DEPTHS_FOR_MODEL_CHOICE = 4
 
 
 def loglog_fit(x, y) -> dict:
-    """log y = log a - b log x by least squares: y ~ a x^-b."""
+    """Power-law fit y ~ a x^-b by least squares on log y = log a - b log x.
+
+    Args:
+        x: sample sizes (points with x <= 0 or y <= 0 are ignored).
+        y: errors, one per x.
+
+    Returns:
+        dict with ``a`` and ``b`` (floats; both None with fewer than two
+        usable points).
+    """
     x, y = np.asarray(x, float), np.asarray(y, float)
     ok = (x > 0) & (y > 0)
     if ok.sum() < 2:
@@ -38,7 +47,16 @@ def loglog_fit(x, y) -> dict:
 
 
 def power_law_offset_fit(x, y) -> dict:
-    """y ~ a x^-b + c (c >= 0), least squares on log y."""
+    """Power law with offset y ~ a x^-b + c (c >= 0), least squares on log y.
+
+    Args:
+        x: sample sizes.
+        y: errors, one per x.
+
+    Returns:
+        dict with ``a``, ``b`` and ``c`` (floats; c = 0.0 and a, b from
+        ``loglog_fit`` with fewer than three points).
+    """
     x, y = np.asarray(x, float), np.asarray(y, float)
     start = loglog_fit(x, y)
     if start["a"] is None or len(x) < 3:
@@ -61,11 +79,21 @@ def power_law_offset_fit(x, y) -> dict:
 
 
 def n_star(ns, errs, eps) -> dict:
-    """First n where the (log-log interpolated) curve reaches eps.
+    """First n where the (log-log interpolated) error curve reaches eps.
 
     Never extrapolates: if no measured point is <= eps the answer is
-    censored (n_star None, "> n_max"); if the first point already is, n*
-    is reported as <= n_min (``left_censored``)."""
+    censored (n_star None, "> n_max"); if the first point already is, n* is
+    reported as <= n_min (``left_censored``).
+
+    Args:
+        ns: the n grid.
+        errs: the error at each n.
+        eps: the error level.
+
+    Returns:
+        dict with ``n_star`` (float or None), ``censored``,
+        ``left_censored`` and ``n_max`` (the largest n).
+    """
     ns, errs = np.asarray(ns, float), np.asarray(errs, float)
     order = np.argsort(ns)
     ns, errs = ns[order], errs[order]
@@ -467,7 +495,14 @@ def growth_fit(L, nstar, *, min_depths: int = MIN_DEPTHS_FOR_MODEL_CHOICE) -> di
 
 
 def distinct_resamples(m: int) -> int:
-    """Number of distinct bootstrap resamples (multisets) of m seeds: C(2m-1, m)."""
+    """Number of distinct bootstrap resamples (multisets) of m seeds.
+
+    Args:
+        m: the number of seeds.
+
+    Returns:
+        int C(2m-1, m); 0 when m <= 0.
+    """
     return math.comb(2 * m - 1, m) if m > 0 else 0
 
 
@@ -544,6 +579,20 @@ def bootstrap(
 
 
 def seed_bootstrap(statistic, samples, *, seed: int, B: int = 1000, **kw) -> dict:
-    """``bootstrap`` that refuses a CI below MIN_SEEDS_FOR_CI seeds (for claims)."""
+    """``bootstrap`` that refuses a CI below MIN_SEEDS_FOR_CI seeds (for claims).
+
+    Args:
+        statistic: function of a (resampled) array, as for ``bootstrap``.
+        samples: array with seeds on the first axis.
+        seed: RNG seed of the resampling.
+        B: number of resamples.
+        **kw: further ``bootstrap`` arguments (``min_seeds`` defaults to
+            MIN_SEEDS_FOR_CI).
+
+    Returns:
+        ``bootstrap``'s dict (``value``, ``lo``, ``hi``, ``level``,
+        ``dropped``, ``seeds``, ``distinct_resamples``, ``B``, ``method``,
+        ``reason``).
+    """
     kw.setdefault("min_seeds", MIN_SEEDS_FOR_CI)
     return bootstrap(statistic, samples, seed=seed, B=B, **kw)
