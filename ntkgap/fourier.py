@@ -12,6 +12,18 @@ import numpy as np
 
 
 def power_from_series(a, b) -> np.ndarray:
+    """Power per frequency from cosine/sine coefficients.
+
+    power[0] = a_0^2 and power[k] = (a_k^2 + b_k^2)/2, so the powers sum to
+    E f^2 (Parseval).
+
+    Args:
+        a: cosine coefficients a_0..a_K.
+        b: sine coefficients b_0..b_K (same length).
+
+    Returns:
+        float64 array of shape (K + 1,).
+    """
     a = np.asarray(a, dtype=np.float64)
     b = np.asarray(b, dtype=np.float64)
     p = 0.5 * (a**2 + b**2)
@@ -20,16 +32,34 @@ def power_from_series(a, b) -> np.ndarray:
 
 
 def target_power(target, kmax: int) -> np.ndarray:
-    """Exact power per frequency 0..kmax of a circle target (closed form)."""
+    """Exact power per frequency of a circle target (closed form).
+
+    Args:
+        target: a circle target with a ``series`` method.
+        kmax: the highest frequency.
+
+    Returns:
+        float64 array of shape (kmax + 1,) (frequencies 0..kmax).
+    """
     return power_from_series(*target.series(kmax))
 
 
 def fft_series(f, kmax: int, *, n: int | None = None):
     """Cosine/sine coefficients of f on the circle from n equispaced samples.
 
-    Returns (a, b, err) where err bounds the aliasing error of each
-    coefficient empirically: the largest change between n and 2n samples
-    (aliasing folds frequency k + m n onto k, so doubling n exposes it).
+    The error bound is empirical: the largest change between n and 2n
+    samples (aliasing folds frequency k + m n onto k, so doubling n exposes
+    it).
+
+    Args:
+        f: a function of angles theta (array) returning values.
+        kmax: the highest frequency.
+        n: the number of samples (rounded up to a power of two; default
+            max(8 (kmax + 1), 4096)).
+
+    Returns:
+        (a, b, err): float64 arrays of shape (kmax + 1,), the cosine and sine
+        coefficients and the bound of each coefficient's aliasing error.
     """
 
     def coeffs(m):

@@ -19,7 +19,17 @@ MAX_BITS = 26
 
 
 def fwht(values) -> np.ndarray:
-    """Unnormalised Walsh-Hadamard transform (H v), a new float64 array."""
+    """Unnormalised fast Walsh-Hadamard transform H v, in O(n log n).
+
+    Args:
+        values: array whose first axis has length n = 2^s.
+
+    Returns:
+        a new float64 array of the shape of ``values``.
+
+    References:
+        O'Donnell, "Analysis of Boolean Functions", 2014, ch. 1.
+    """
     a = np.array(values, dtype=np.float64, copy=True)
     n = a.shape[0]
     if n & (n - 1) or n == 0:
@@ -37,12 +47,30 @@ def fwht(values) -> np.ndarray:
 
 
 def popcount(index) -> np.ndarray:
+    """Number of set bits of each index (the size |S| of subset S).
+
+    Args:
+        index: an integer or array of non-negative integers.
+
+    Returns:
+        int64 array of the shape of ``index``.
+    """
     return np.bitwise_count(np.asarray(index, dtype=np.uint64)).astype(np.int64)
 
 
 def bit_column(s: int, j: int) -> np.ndarray:
-    """Values of x_j at all 2^s points in index order: blocks of 2^j (+1)s
-    then 2^j (-1)s, written in one pass (no index arithmetic)."""
+    """Values of x_j at all 2^s points in index order.
+
+    Blocks of 2^j (+1)s then 2^j (-1)s, written in one pass (no index
+    arithmetic).
+
+    Args:
+        s: the number of bits.
+        j: the coordinate, 0 <= j < s.
+
+    Returns:
+        float64 array of shape (2^s,) with entries +-1.
+    """
     out = np.empty((2 ** (s - j - 1), 2, 2**j))
     out[:, 0, :] = 1.0
     out[:, 1, :] = -1.0
@@ -67,7 +95,18 @@ class WalshSpectrum:
 
 
 def walsh_spectrum(target) -> WalshSpectrum:
-    """Exact Walsh coefficients of a hypercube target over its support."""
+    """Exact Walsh coefficients f_hat(S) of a hypercube target over its support.
+
+    Args:
+        target: a hypercube target with at most MAX_BITS support bits.
+
+    Returns:
+        WalshSpectrum with the target's ``support`` and ``coefficients``, a
+        float64 array of shape (2^s,) indexed by subset S.
+
+    References:
+        O'Donnell, "Analysis of Boolean Functions", 2014, ch. 1.
+    """
     s = len(target.support)
     if s > MAX_BITS:
         raise UsageError(
