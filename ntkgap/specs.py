@@ -102,9 +102,18 @@ def _convert(kind, name, key, raw, fld: Field):
 
 
 def parse(kind: str, text: str, schemas: Mapping[str, Schema]) -> Spec:
-    """Parse ``text`` as a spec of ``kind`` against ``schemas``.
+    """Parses ``text`` as a spec of ``kind`` against ``schemas``.
 
     Raises SpecError with a one-line message on any malformed input.
+
+    Args:
+        kind: what is parsed (e.g. "target", "arch"), for messages.
+        text: the spec string, e.g. ``parity:d=20,k=3``.
+        schemas: allowed spec names and their fields.
+
+    Returns:
+        Spec with ``kind``, the name and every field's converted value
+        (defaults filled in).
     """
     if not isinstance(text, str) or not text.strip():
         raise SpecError(f"{kind}: empty spec (allowed: {', '.join(schemas)})")
@@ -148,7 +157,16 @@ def _keys(schema: Schema) -> str:
 
 
 def describe(kind: str, schemas: Mapping[str, Schema]) -> str:
-    """Human-readable list of the specs of a kind, for ``--help`` texts."""
+    """Human-readable list of the specs of a kind, for ``--help`` texts.
+
+    Args:
+        kind: what is described (e.g. "target").
+        schemas: the spec names and their fields.
+
+    Returns:
+        str: a header line, then one line per name with its keys, allowed
+        values and defaults.
+    """
     lines = []
     for name, schema in schemas.items():
         keys = []
@@ -163,7 +181,16 @@ def describe(kind: str, schemas: Mapping[str, Schema]) -> str:
 
 
 def parse_int_list(option: str, text: str, *, min_value: int = 1) -> list[int]:
-    """Parse a comma-separated list of integers such as ``100,200,400``."""
+    """Parses a comma-separated list of integers such as ``100,200,400``.
+
+    Args:
+        option: the option name, for messages.
+        text: the list as written.
+        min_value: the smallest allowed value.
+
+    Returns:
+        list of ints, in the order given.
+    """
     items = [t.strip() for t in str(text).split(",") if t.strip()]
     if not items:
         raise SpecError(f"option {option}: empty list (give comma-separated integers)")
@@ -179,8 +206,16 @@ def parse_int_list(option: str, text: str, *, min_value: int = 1) -> list[int]:
 
 
 def raw_items(text: str) -> tuple[str, list[tuple[str, str]]]:
-    """A spec's name and its ``key=value`` pairs as written (unvalidated):
-    for display and rewriting only; values are read through :func:`parse`."""
+    """A spec's name and its ``key=value`` pairs as written (unvalidated).
+
+    For display and rewriting only; values are read through :func:`parse`.
+
+    Args:
+        text: the spec string.
+
+    Returns:
+        (name, items): the name and a list of (key, raw value) string pairs.
+    """
     name, _, body = str(text).strip().partition(":")
     items = []
     for item in body.split(",") if body else []:
@@ -190,7 +225,16 @@ def raw_items(text: str) -> tuple[str, list[tuple[str, str]]]:
 
 
 def with_param(text: str, key: str, value) -> str:
-    """``text`` with ``key=value`` appended when it does not give ``key``."""
+    """``text`` with ``key=value`` appended when it does not give ``key``.
+
+    Args:
+        text: the spec string.
+        key: the key to add.
+        value: its value (formatted with str).
+
+    Returns:
+        str: the spec string, unchanged if it already gives ``key``.
+    """
     name, items = raw_items(text)
     if any(k == key for k, _ in items):
         return text
@@ -198,7 +242,15 @@ def with_param(text: str, key: str, value) -> str:
 
 
 def label(text: str, drop=()) -> str:
-    """A short display label: the spec as written without the keys in ``drop``."""
+    """A short display label: the spec as written without the keys in ``drop``.
+
+    Args:
+        text: the spec string.
+        drop: keys to leave out.
+
+    Returns:
+        str: ``name:key=value,...`` (just the name when no key is left).
+    """
     name, items = raw_items(text)
     keep = [f"{k}={v}" for k, v in items if k not in drop]
     return name + (":" + ",".join(keep) if keep else "")

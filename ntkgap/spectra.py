@@ -12,13 +12,33 @@ from ntkgap.variance import target_variance
 
 
 def default_kmax(target) -> int:
+    """Highest frequency of a circle target's spectrum report.
+
+    Args:
+        target: a circle target.
+
+    Returns:
+        int: 2^(L + 3) for a sawtooth of depth L, else max(16, target.K).
+    """
     if hasattr(target, "L") and target.spec.name == "sawtooth":
         return 2 ** (target.L + 3)
     return max(16, getattr(target, "K", 16))
 
 
 def report(target, *, kmax: int | None = None) -> dict:
-    """A JSON-ready dict; see ``ntkgap spectrum --help`` for the keys."""
+    """The spectrum report of a target, as ``ntkgap spectrum --json`` prints it.
+
+    Args:
+        target: a parsed target (circle or hypercube).
+        kmax: the highest circle frequency (default ``default_kmax``);
+            unused on the hypercube.
+
+    Returns:
+        JSON-ready dict with ``target``, ``domain``, ``variance``, ``mean``,
+        per-frequency ``frequency``/``power`` (circle) or per-degree
+        ``degree``/``weight`` and ``support`` (hypercube), ``complexity``
+        and ``architecture``; see ``ntkgap spectrum --help``.
+    """
     out = {"target": str(target.spec), "domain": str(target.domain)}
     if isinstance(target.domain, Circle):
         kmax = kmax or default_kmax(target)
@@ -52,7 +72,15 @@ def report(target, *, kmax: int | None = None) -> dict:
 
 
 def table(rep: dict) -> str:
-    """A readable table of a report (the CLI's output without --json)."""
+    """A readable table of a spectrum report (the CLI's output without --json).
+
+    Args:
+        rep: a dict from ``report``.
+
+    Returns:
+        str: lines of power (or weight) and share per frequency/degree, then
+        the complexity and architecture measures.
+    """
     key, val = ("frequency", "power") if "frequency" in rep else ("degree", "weight")
     var = rep["variance"] + rep["mean"] ** 2
     # a mean below float64 rounding of E f^2 is an exact zero computed inexactly
@@ -80,6 +108,15 @@ def table(rep: dict) -> str:
 
 
 def plot(rep: dict, path: str) -> None:
+    """Bar plot of a spectrum report's power per frequency/degree, saved to a file.
+
+    Args:
+        rep: a dict from ``report``.
+        path: the figure file to write.
+
+    Returns:
+        None.
+    """
     import matplotlib
 
     matplotlib.use("Agg")
