@@ -83,7 +83,14 @@ STATISTICS: dict[str, Callable[[dict, str], Measured]] = {}
 
 
 def statistic(name):
-    """Register ``fn(params, experiment) -> Measured`` under ``name``."""
+    """Decorator registering ``fn(params, experiment) -> Measured`` in STATISTICS.
+
+    Args:
+        name: the statistic's name, as claims give it.
+
+    Returns:
+        a decorator that registers the function and returns it unchanged.
+    """
 
     def deco(fn):
         STATISTICS[name] = fn
@@ -94,7 +101,15 @@ def statistic(name):
 
 # ------------------------------------------------------------------ parsing
 def parse_claims(cfg: dict, where: str) -> list[Claim]:
-    """The ``[[claim]]`` tables of a config, validated (one-line errors)."""
+    """The ``[[claim]]`` tables of a config, validated (one-line errors).
+
+    Args:
+        cfg: the parsed experiment config.
+        where: the config's path, for messages.
+
+    Returns:
+        list of Claim, in the config's order.
+    """
     raw = cfg.get("claim", [])
     if not isinstance(raw, list):
         raise UsageError(f"config {where}: 'claim' must be a list of [[claim]] tables")
@@ -158,7 +173,14 @@ def _check_rule(rule, tag):
 
 # ------------------------------------------------------------------ verdict
 def rule_text(rule: dict) -> str:
-    """The decision rule in words, echoed in the report."""
+    """The decision rule in words, echoed in the report.
+
+    Args:
+        rule: a claim's rule table (``kind`` and its numbers).
+
+    Returns:
+        str: when the claim is supported, not supported or inconclusive.
+    """
     k = rule["kind"]
     ci = "the value" if rule.get("deterministic") else "the CI"
     if k == "above":
@@ -182,7 +204,15 @@ def rule_text(rule: dict) -> str:
 
 
 def decide(rule: dict, m: Measured) -> str:
-    """The one verdict helper: a rule and a measurement -> one of VERDICTS."""
+    """The one verdict helper: a rule and a measurement -> one of VERDICTS.
+
+    Args:
+        rule: a claim's rule table.
+        m: the measured statistic (value and CI).
+
+    Returns:
+        str: SUPPORTED, NOT_SUPPORTED, INCONCLUSIVE or TOO_FEW_DEPTHS.
+    """
     if m.value is None or (isinstance(m.value, float) and not math.isfinite(m.value)):
         return INCONCLUSIVE
     if rule.get("min_depths") and (m.depths or 0) < rule["min_depths"]:
@@ -207,7 +237,18 @@ def decide(rule: dict, m: Measured) -> str:
 
 
 def evaluate(claim: Claim, experiment: str) -> dict:
-    """Evaluate one claim from the stored results of ``experiment``."""
+    """Evaluates one claim from the stored results of ``experiment``.
+
+    Args:
+        claim: a parsed claim.
+        experiment: the experiment's name.
+
+    Returns:
+        dict with the claim's ``id``, ``claim``, ``paper``, ``predictors``,
+        ``statistic``, the measured ``value``, ``lo``, ``hi``, ``seeds``,
+        ``ci_method``, ``depths``, ``rule`` (with its ``text``), ``verdict``,
+        ``detail`` and ``data``.
+    """
     m = STATISTICS[claim.statistic](claim.params, experiment)
     return {
         "id": claim.id,
@@ -229,27 +270,58 @@ def evaluate(claim: Claim, experiment: str) -> dict:
 
 
 def evaluate_config(path: str) -> list[dict]:
-    """Every claim of an experiment config, evaluated."""
+    """Every claim of an experiment config, evaluated.
+
+    Args:
+        path: the experiment config's path.
+
+    Returns:
+        list of ``evaluate`` dicts, one per claim.
+    """
     cfg = runner.load_config(path)
     return [evaluate(c, cfg["name"]) for c in parse_claims(cfg, path)]
 
 
 # ------------------------------------------------------- shared collectors
 def depth_of(target: str) -> int | None:
-    """The depth key ``L`` of a target spec (through the one spec parser)."""
+    """The depth key ``L`` of a target spec (through the one spec parser).
+
+    Args:
+        target: a target spec string.
+
+    Returns:
+        int L, or None when the target has no depth.
+    """
     from ntkgap.targets import parse_spec
 
     return parse_spec(target).params.get("L")
 
 
 def param_of(target: str, key: str):
+    """One parameter of a target spec (through the one spec parser).
+
+    Args:
+        target: a target spec string.
+        key: the parameter's key.
+
+    Returns:
+        its parsed value, or None when the target has no such key.
+    """
     from ntkgap.targets import parse_spec
 
     return parse_spec(target).params.get(key)
 
 
 def matches(spec: str, family: dict) -> bool:
-    """Whether a target spec has every key=value of ``family`` (and its name)."""
+    """Whether a target spec has every key=value of ``family`` (and its name).
+
+    Args:
+        spec: a target spec string.
+        family: required key/value pairs; ``name`` (if given) the spec name.
+
+    Returns:
+        bool.
+    """
     from ntkgap.targets import parse_spec
 
     s = parse_spec(spec)
@@ -260,9 +332,18 @@ def matches(spec: str, family: dict) -> bool:
 
 
 def nstar_by_depth(experiment: str, method: str, family: dict, arch_name: str, eps: float) -> dict:
-    """The one n*-vs-L collector: {L: search record} for the cells of
-    ``method`` (a search method) on targets of ``family`` with archs whose
-    spec starts with ``arch_name``, at ``eps``. Figures and report use it."""
+    """The one n*-vs-L collector of a search method; figures and report use it.
+
+    Args:
+        experiment: the experiment's name.
+        method: a search method.
+        family: the target family (see ``matches``).
+        arch_name: the prefix the cells' arch specs must start with.
+        eps: the error level.
+
+    Returns:
+        dict {L: search record}, sorted by depth L.
+    """
     out = {}
     for cell, res in runner.results(experiment, method):
         if not cell["arch"].startswith(arch_name) or not matches(cell["target"], family):
@@ -274,7 +355,21 @@ def nstar_by_depth(experiment: str, method: str, family: dict, arch_name: str, e
 
 
 def theory_nstar_by_depth(experiment: str, family: dict, arch_name: str, eps: float) -> dict:
-    """{L: {"n_star", "censored", "theory_valid"}} from eigenlearning cells."""
+    """Eigenlearning's n* per depth, from the stored theory cells.
+
+    Args:
+        experiment: the experiment's name.
+        family: the target family (see ``matches``).
+        arch_name: the prefix the cells' arch specs must start with.
+        eps: the error level.
+
+    Returns:
+        dict {L: {"n_star", "censored", "theory_valid"}}, sorted by depth L.
+
+    References:
+        Simon, Dickens, Karkada & DeWeese, "The Eigenlearning Framework",
+        2021 (arXiv 2110.03922).
+    """
     out = {}
     for cell, res in runner.results(experiment, "theory"):
         if not cell["arch"].startswith(arch_name) or not matches(cell["target"], family):
@@ -286,8 +381,16 @@ def theory_nstar_by_depth(experiment: str, family: dict, arch_name: str, eps: fl
 
 
 def curves(experiment: str, method: str, key=("target", "arch")) -> dict:
-    """{(target, arch, ...): {n: {seed: relative test MSE}}} of the fixed-n
-    cells of ``method`` (``ntk``: one seed a cell; ``net``: a seed list)."""
+    """Relative test MSE per sample size and seed, of the fixed-n cells of ``method``.
+
+    Args:
+        experiment: the experiment's name.
+        method: ``ntk`` (one seed a cell) or ``net`` (a seed list a cell).
+        key: the cell fields that identify a curve.
+
+    Returns:
+        dict {(target, arch, ...): {n: {seed: relative test MSE}}}, n sorted.
+    """
     out: dict = {}
     for cell, res in runner.results(experiment, method):
         k = tuple(cell.get(x) for x in key)
