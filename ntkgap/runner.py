@@ -65,8 +65,18 @@ METHODS: dict[str, Method] = {}
 
 
 def method(name, cost=None, needs_experiment=False, **params):
-    """Register ``fn`` as experiment method ``name`` with ``params``
-    (``needs_experiment``: ``fn(cell, experiment)`` stores cells of its own)."""
+    """Decorator registering ``fn`` as experiment method ``name`` in METHODS.
+
+    Args:
+        name: the method's name, as configs give it.
+        cost: a function of a cell estimating its relative cost (default 1.0).
+        needs_experiment: whether ``fn(cell, experiment)`` stores cells of
+            its own (else ``fn(cell)``).
+        **params: the method's parameters, each a Param.
+
+    Returns:
+        a decorator that registers the function and returns it unchanged.
+    """
 
     def deco(fn):
         METHODS[name] = Method(name, params, fn, cost or (lambda cell: 1.0), needs_experiment)
@@ -122,10 +132,20 @@ def _train_params():
 
 
 def load_config(path: str, profile: str | None = None) -> dict:
-    """Read and validate a config. It carries the profile tables it uses
-    (at least one); with ``profile``, that one must be among them. Every
-    cell's sizes are checked against the memory and time limits here, so a
-    run refuses before any worker starts."""
+    """Reads and validates an experiment config.
+
+    It carries the profile tables it uses (at least one); with ``profile``,
+    that one must be among them. Every cell's sizes are checked against the
+    memory and time limits here, so a run refuses before any worker starts.
+
+    Args:
+        path: the TOML config file.
+        profile: a profile the config must hold (None: any).
+
+    Returns:
+        the parsed config dict (``name``, ``title``, ``claim`` and the
+        profile tables).
+    """
     try:
         with open(path, "rb") as fh:
             cfg = tomllib.load(fh)
@@ -225,6 +245,17 @@ def _validate_cell(cell, where):
 
 
 def expand(cfg: dict, profile: str, where: str = "config", *, validate: bool = True) -> list[dict]:
+    """The cells of a config's profile: each grid's list values expanded as a product.
+
+    Args:
+        cfg: a parsed config.
+        profile: one of PROFILES.
+        where: the config's path, for messages.
+        validate: whether each cell's values are checked.
+
+    Returns:
+        list of cell dicts (key -> one value), in grid order.
+    """
     if profile not in PROFILES:
         raise UsageError(f"profile '{profile}' is not allowed (allowed: {', '.join(PROFILES)})")
     table = cfg.get(profile)
@@ -262,6 +293,14 @@ def expand(cfg: dict, profile: str, where: str = "config", *, validate: bool = T
 
 
 def cell_key(cell: dict) -> str:
+    """The storage key of a cell: a hash of its canonical JSON.
+
+    Args:
+        cell: a cell dict.
+
+    Returns:
+        str of 20 hex digits.
+    """
     return hashlib.sha256(json.dumps(cell, sort_keys=True).encode()).hexdigest()[:20]
 
 
@@ -270,8 +309,17 @@ def _path(name, cell):
 
 
 def load_result(path):
-    """A stored result, or None if absent or unreadable (never a partial one:
-    files are written whole and renamed into place)."""
+    """A stored result, or None if absent or unreadable.
+
+    Never a partial one: files are written whole and renamed into place.
+
+    Args:
+        path: the result file.
+
+    Returns:
+        the parsed JSON record (``cell``, ``result``, maybe ``failed``), or
+        None.
+    """
     try:
         with open(path) as fh:
             return json.load(fh)
@@ -288,6 +336,15 @@ def results(
     variable, which the Makefile sets) only the cells of that profile's
     config as last run are returned: results of cells since removed from
     the config stay on disk for reuse but never reach a figure or a verdict.
+    Cells stored as failed are skipped.
+
+    Args:
+        name: the experiment's name.
+        method: only cells of this method (None: all).
+        profile: the profile whose cells are returned.
+
+    Returns:
+        list of (cell dict, result dict), sorted by storage key.
     """
     folder = os.path.join(config.results_dir(), name)
     out = []
@@ -309,8 +366,17 @@ def results(
 
 
 def run_cell(cell: dict, experiment: str | None = None) -> dict:
-    """Compute one cell (in whatever process the executor chose); a search
-    cell stores its evaluations as cells of ``experiment``."""
+    """Computes one cell (in whatever process the executor chose).
+
+    A search cell stores its evaluations as cells of ``experiment``.
+
+    Args:
+        cell: a cell dict with its ``method``.
+        experiment: the experiment's name (for methods that store cells).
+
+    Returns:
+        the method's JSON-ready result dict, plus ``cell_seconds``.
+    """
     from ntkgap._infra import compat  # noqa: F401  (x64 and neural-tangents without TF, before any work)
     from ntkgap._infra.files import jsonable
 
@@ -509,8 +575,16 @@ def _exact_sawtooth(cell):
 
 
 def failure(result: dict) -> str | None:
-    """Why a computed cell is not a valid result (None when it is): a
-    training run that diverged is stored marked failed, never as a result."""
+    """Why a computed cell is not a valid result (None when it is).
+
+    A training run that diverged is stored marked failed, never as a result.
+
+    Args:
+        result: a cell's result dict.
+
+    Returns:
+        str reason, or None.
+    """
     if result.get("diverged"):
         return "diverged: non-finite loss, or no checkpoint better than the start"
     return None
@@ -533,10 +607,22 @@ def run(
     executor: str = "local",
     scheduler: str | None = None,
 ) -> dict:
-    """Compute the cells of ``path``'s ``profile`` not stored yet.
+    """Computes the cells of ``path``'s ``profile`` not stored yet.
 
     Nothing is written until the config, the results folder and the
-    executor are all known good: a bad scheduler leaves no trace."""
+    executor are all known good: a bad scheduler leaves no trace.
+
+    Args:
+        path: the TOML config file.
+        profile: one of PROFILES.
+        jobs: worker processes of the local executor.
+        executor: ``local`` or ``dask``.
+        scheduler: the dask scheduler address (with ``executor="dask"``).
+
+    Returns:
+        dict with ``experiment``, ``profile``, ``cells``, ``computed``,
+        ``reused``, ``failed`` (list of {cell, key, reason}) and ``seconds``.
+    """
     from ntkgap._infra import progress
     from ntkgap._infra.files import atomic_write, dumps, ensure_folder, remove_stale_temp
 
