@@ -261,7 +261,14 @@ def propose(state: SearchState) -> list[tuple[int, int]]:
 
 
 def group_by_n(proposals) -> dict[int, list[int]]:
-    """The seeds of a step grouped by n: {n: [seeds]} (each n one batched program)."""
+    """The seeds of a step grouped by n (each n one batched program).
+
+    Args:
+        proposals: (seed, n) pairs, as ``propose`` gives them.
+
+    Returns:
+        dict {n: [seeds]}, sorted by n.
+    """
     out: dict[int, list[int]] = {}
     for s, n in proposals:
         out.setdefault(int(n), []).append(int(s))
@@ -298,12 +305,23 @@ def update(state: SearchState, errors: dict) -> SearchState:
 
 
 def finished(state: SearchState) -> bool:
-    """True when every seed's search has stopped (resolved or censored)."""
+    """True when every seed's search has stopped (resolved or censored).
+
+    Args:
+        state: the current search state.
+
+    Returns:
+        bool.
+    """
     return all(_status(state, state.evals.get(s, {})) is not None for s in state.seeds)
 
 
 def seed_result(state: SearchState, seed: int) -> dict:
     """One seed's outcome.
+
+    Args:
+        state: the current search state.
+        seed: one of its seeds.
 
     Returns:
         dict with ``seed``; ``status`` ('resolved', 'left', 'right', or
@@ -343,12 +361,26 @@ def seed_result(state: SearchState, seed: int) -> dict:
 
 
 def result(state: SearchState) -> list[dict]:
-    """``seed_result`` of every seed, in the state's seed order."""
+    """``seed_result`` of every seed, in the state's seed order.
+
+    Args:
+        state: the current search state.
+
+    Returns:
+        list of ``seed_result`` dicts, one per seed.
+    """
     return [seed_result(state, s) for s in state.seeds]
 
 
 def evaluations(state: SearchState) -> int:
-    """Total number of (seed, n) evaluations made."""
+    """Total number of (seed, n) evaluations made.
+
+    Args:
+        state: the current search state.
+
+    Returns:
+        int.
+    """
     return sum(len(v) for v in state.evals.values())
 
 
