@@ -274,10 +274,23 @@ class Arch:
 
 
 def parse_arch(text: str) -> Arch:
+    """Parses an architecture spec string such as ``fc:depth=3,act=relu``.
+
+    Args:
+        text: the arch spec string.
+
+    Returns:
+        Arch wrapping the validated spec.
+    """
     return Arch(parse("arch", text, SCHEMAS))
 
 
 def help_text() -> str:
+    """Human-readable list of the arch specs, for ``--help`` texts.
+
+    Returns:
+        str: one line per arch with its keys, allowed values and defaults.
+    """
     return describe("arch", SCHEMAS)
 
 

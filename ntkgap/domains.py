@@ -90,6 +90,14 @@ class Hypercube:
 
 
 def parse_domain(text: str):
+    """Parses a domain spec string (``circle`` or ``hypercube:d=...``).
+
+    Args:
+        text: the domain spec string.
+
+    Returns:
+        Circle or Hypercube.
+    """
     spec = parse("domain", text, SCHEMAS)
     if spec.name == "circle":
         return Circle()

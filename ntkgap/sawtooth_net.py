@@ -15,7 +15,18 @@ import numpy as np
 
 
 def exact_params(L: int) -> list[tuple[np.ndarray, np.ndarray]]:
-    """[(W, b)] for each layer, the last one the linear readout."""
+    """Weights of the depth-L, width-2 ReLU network computing the sawtooth exactly.
+
+    Args:
+        L: the depth (>= 1).
+
+    Returns:
+        list of L + 1 (W, b) pairs, float64 arrays, the last one the linear
+        readout: W of shape (1, 2) then (2, 2), readout (2, 1).
+
+    References:
+        Telgarsky, "Benefits of depth in neural networks", 2016.
+    """
     if L < 1:
         raise ValueError("L must be >= 1")
     layers = [(np.array([[1.0, 1.0]]), np.array([0.0, -0.5]))]
@@ -26,10 +37,27 @@ def exact_params(L: int) -> list[tuple[np.ndarray, np.ndarray]]:
 
 
 def n_params(L: int) -> int:
+    """Parameter count of the exact depth-L sawtooth network.
+
+    Args:
+        L: the depth (>= 1).
+
+    Returns:
+        int 6L + 1.
+    """
     return sum(W.size + b.size for W, b in exact_params(L))
 
 
 def apply(layers, u) -> np.ndarray:
+    """Evaluates a ReLU network given as (W, b) layers.
+
+    Args:
+        layers: (W, b) pairs as ``exact_params`` gives them.
+        u: inputs, shape (n,) (the angle u = theta / 2pi for the sawtooth).
+
+    Returns:
+        float64 array of shape (n,).
+    """
     h = np.asarray(u, dtype=np.float64)[:, None]
     for W, b in layers[:-1]:
         h = np.maximum(h @ W + b, 0.0)
@@ -38,9 +66,22 @@ def apply(layers, u) -> np.ndarray:
 
 
 def to_stax(L: int, *, W_std: float, b_std: float):
-    """The same network as parameters of ``fc:depth=L,input=angle`` at width
-    2 (stax's NTK parametrisation computes W_std W x / sqrt(fan_in) + b_std b,
-    so weights and biases are divided by those factors)."""
+    """The exact network as parameters of ``fc:depth=L,input=angle`` at width 2.
+
+    stax's NTK parametrisation computes W_std W x / sqrt(fan_in) + b_std b,
+    so weights and biases are divided by those factors.
+
+    Args:
+        L: the depth (>= 1).
+        W_std: the arch's weight standard deviation.
+        b_std: the arch's bias standard deviation (> 0).
+
+    Returns:
+        list of stax parameters: (W, b) per Dense layer, () per activation.
+
+    References:
+        Telgarsky, "Benefits of depth in neural networks", 2016.
+    """
     if b_std <= 0:
         raise ValueError("b_std must be > 0 to represent the biases")
     params = []
