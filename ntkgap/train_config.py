@@ -163,8 +163,17 @@ def from_mapping(values: Mapping, *, text: bool = False) -> TrainConfig:
 
 
 def validate(cfg: TrainConfig) -> None:
-    """Raise UsageError ``training: name=value ...`` for the first bad field,
-    or for a combination that would not mean what it says."""
+    """Checks a TrainConfig's fields and their combination.
+
+    Raises UsageError ``training: name=value ...`` for the first bad field,
+    or for a combination that would not mean what it says (alpha needs sgd).
+
+    Args:
+        cfg: the training configuration.
+
+    Returns:
+        None.
+    """
     try:
         for f in FIELDS:
             check_value(f.name, getattr(cfg, f.name))
@@ -181,8 +190,17 @@ def validate(cfg: TrainConfig) -> None:
 
 
 def add_options(parser) -> None:
-    """One ``--name`` option per field, its help naming default and allowed
-    values; values stay strings until :func:`from_args` checks them."""
+    """Adds one ``--name`` option per training field to an argparse parser.
+
+    Each help names the default and allowed values; values stay strings
+    until :func:`from_args` checks them.
+
+    Args:
+        parser: an ``argparse.ArgumentParser`` (or argument group).
+
+    Returns:
+        None.
+    """
     for f in FIELDS:
         default = "unset" if f.default is None else _fmt(f.default)
         metavar = "{" + ",".join(f.choices) + "}" if f.choices else f.type.__name__.upper()
@@ -196,7 +214,14 @@ def add_options(parser) -> None:
 
 
 def from_args(args) -> TrainConfig:
-    """The validated TrainConfig of parsed ``add_options`` arguments."""
+    """The validated TrainConfig of parsed ``add_options`` arguments.
+
+    Args:
+        args: the ``argparse.Namespace`` holding every field.
+
+    Returns:
+        TrainConfig.
+    """
     try:
         return from_mapping({f.name: getattr(args, f.name) for f in FIELDS}, text=True)
     except UsageError as exc:

@@ -30,8 +30,16 @@ _BUILDERS = {**circle.BUILDERS, **boolean.BUILDERS, **rhm.BUILDERS}
 
 
 def parse_spec(text: str):
-    """The validated :class:`~ntkgap.specs.Spec` of a target, without
-    building the target (figures and claims read keys such as ``L``)."""
+    """The validated Spec of a target, without building the target.
+
+    Figures and claims read keys such as ``L`` through it.
+
+    Args:
+        text: a target spec string such as ``parity:d=20,k=3``.
+
+    Returns:
+        :class:`~ntkgap.specs.Spec` with the target's name and parameters.
+    """
     return parse("target", text, SCHEMAS)
 
 
@@ -81,6 +89,11 @@ def with_depth(text: str, L: int) -> str:
 
 
 def help_text() -> str:
+    """Human-readable list of the target specs, for ``--help`` texts.
+
+    Returns:
+        str: one line per target with its keys, allowed values and defaults.
+    """
     return describe("target", SCHEMAS)
 
 
