@@ -47,8 +47,17 @@ def _bit_column(s, j):
 
 
 def moments_of(y, *, exact: bool, weights=None) -> dict:
-    """Mean, variance, central fourth moment, kurtosis and max |y| of values
-    ``y`` (equally weighted unless ``weights``, which sum to 1)."""
+    """Mean, variance, central fourth moment, kurtosis and max |y| of values.
+
+    Args:
+        y: the target's values.
+        exact: whether the values cover the whole domain (recorded as is).
+        weights: probabilities of the values, summing to 1 (None: equal).
+
+    Returns:
+        dict with ``mean``, ``variance``, ``fourth_moment``, ``kurtosis``
+        (None for a constant), ``max_abs``, ``points`` and ``exact``.
+    """
     y = np.asarray(y, dtype=np.float64)
     if weights is None:
         mean = float(np.mean(y))

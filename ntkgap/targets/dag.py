@@ -93,7 +93,14 @@ def _err(path, msg):
 
 
 def load(path: str):
-    """Read and validate a DAG file; returns (d, nodes). SpecError on any problem."""
+    """Reads and validates a DAG target file; SpecError on any problem.
+
+    Args:
+        path: the TOML file (without a ``{L}`` placeholder).
+
+    Returns:
+        (d, nodes): the input dimension and the validated list of nodes.
+    """
     if "{L}" in path:
         raise _err(path, "'{L}' in the path marks a depth family: give a depth (e.g. --L)")
     if not os.path.isfile(path):
@@ -436,4 +443,12 @@ class DagTarget(HypercubeTarget):
 
 
 def file_spec(path: str) -> FileSpec:
+    """The Spec of a ``file:`` target for a DAG file path.
+
+    Args:
+        path: the DAG file's path.
+
+    Returns:
+        FileSpec of kind ``target``, name ``file`` and ``{"path": path}``.
+    """
     return FileSpec("target", "file", {"path": path})
