@@ -22,8 +22,16 @@ class _Parser(argparse.ArgumentParser):
 
 
 def verb(name, help, add_args):
-    """Register ``fn`` as verb ``name``: its one-line help and the function
-    adding its options to the verb's parser."""
+    """Decorator registering ``fn`` as the CLI verb ``name`` in VERBS.
+
+    Args:
+        name: the verb, as typed after ``ntkgap``.
+        help: its one-line help.
+        add_args: a function adding the verb's options to its parser.
+
+    Returns:
+        a decorator that registers the function and returns it unchanged.
+    """
 
     def deco(fn):
         VERBS[name] = (fn, help, add_args)
@@ -742,6 +750,11 @@ def _compare(args):
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The ``ntkgap`` argument parser with one subparser per registered verb.
+
+    Returns:
+        argparse.ArgumentParser whose errors raise UsageError (one line).
+    """
     parser = _Parser(
         prog="ntkgap",
         description=(
@@ -765,6 +778,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv=None) -> int:
+    """Runs the ``ntkgap`` command line; user errors print one line, no traceback.
+
+    Args:
+        argv: the arguments (None: ``sys.argv[1:]``).
+
+    Returns:
+        int exit status: 0 on success, 2 on a usage error or no verb, 130 on
+        interrupt.
+    """
     try:
         parser = build_parser()
         args = parser.parse_args(argv)

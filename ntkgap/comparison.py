@@ -360,8 +360,17 @@ def _report(cfg, claims_out, run, series) -> str:
 
 
 def check_out(out: str) -> None:
-    """Raise the one-line UsageError unless folder ``out`` can be used: it
-    exists as a writable folder, or its parent exists and is writable."""
+    """Raises the one-line UsageError unless folder ``out`` can be used.
+
+    It must exist as a writable folder, or its parent must exist and be
+    writable.
+
+    Args:
+        out: the output folder's path.
+
+    Returns:
+        None.
+    """
     from ntkgap._infra.files import check_writable
 
     out = os.fspath(out)

@@ -37,7 +37,18 @@ class Store:
 
 
 def evaluation_cell(cell: dict, n: int, seed: int, lr=None) -> dict:
-    """The one-seed ``ntk``/``net`` cell of a search cell at (n, seed)."""
+    """The one-seed ``ntk``/``net`` cell of a search cell at (n, seed).
+
+    Args:
+        cell: an ``ntk_search`` or ``net_search`` cell.
+        n: the sample size.
+        seed: the seed.
+        lr: a learning rate for a ``net`` cell (None: the cell's own).
+
+    Returns:
+        dict: the cell without its search keys, with ``method`` ``ntk`` (and
+        ``n``, ``seed``) or ``net`` (and ``n``, ``seeds`` = [seed], ``lr``).
+    """
     base = {k: v for k, v in cell.items() if k not in SEARCH_KEYS}
     if cell["method"] == "ntk_search":
         return dict(base, method="ntk", n=int(n), seed=int(seed))
