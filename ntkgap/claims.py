@@ -520,7 +520,8 @@ def _theory_growth(p, exp):
             continue
         if key == "n_star":
             v = res.get("n_star", {}).get(str(p["eps"]))
-            if v and not v.get("censored"):
+            # theory enters a verdict only where n is small against the distinct inputs
+            if v and not v.get("censored") and v.get("theory_valid", True):
                 rows[depth_of(cell["target"])] = v["n_star"]
         elif res.get(key) is not None:
             rows[depth_of(cell["target"])] = res[key]

@@ -730,6 +730,9 @@ def _compare_args(p):
     p.add_argument("--out", required=True, metavar="DIR", help="output folder (created)")
     p.add_argument("--profile", default="quick", help="budget: quick or full [quick]")
     p.add_argument("--jobs", type=_int_at_least(1), default=1, help="local worker processes [1]")
+    p.add_argument(
+        "--results", metavar="DIR", default=None, help="where the cells are stored [DIR/results]"
+    )
     p.epilog = help_text()
 
 
@@ -742,7 +745,9 @@ def _compare(args):
     from ntkgap import comparison
 
     fam = args.family[0] if len(args.family) == 1 else args.family
-    r = comparison.compare(fam, args.depths, args.out, profile=args.profile, jobs=args.jobs)
+    r = comparison.compare(
+        fam, args.depths, args.out, profile=args.profile, jobs=args.jobs, results=args.results
+    )
     text = [f"wrote {', '.join(r['files'])}"] + [
         f"  {c['id']}: {c['verdict']}" for c in r["claims"]
     ]

@@ -87,7 +87,9 @@ def parse_depths(text) -> list[int]:
                     raise UsageError(f"--L {s!r}: the range is empty (give A..B with A <= B)")
                 out = list(range(a, b + 1))
             else:
-                out = [int(x) for x in s.split(",")]
+                from ntkgap.specs import parse_int_list
+
+                out = parse_int_list("--L", s)
         except ValueError:
             raise UsageError(f"--L {s!r}: not a depth range (give e.g. 1..4 or 2,3)") from None
     if not out or min(out) < 1:
@@ -247,19 +249,16 @@ def _depths(by_depth: dict, profile: str):
     """Claims and collectors read this comparison's cells, with their depths
     from ``by_depth`` and only the cells of the profile last run."""
     from ntkgap import claims
+    from ntkgap._infra import config
 
-    saved = claims.depth_of, claims.matches, os.environ.get("NTKGAP_PROFILE")
+    saved = claims.depth_of, claims.matches
     claims.depth_of = lambda target: by_depth.get(target)
     claims.matches = lambda spec, family: spec in by_depth
-    os.environ["NTKGAP_PROFILE"] = profile
     try:
-        yield
+        with config.override(profile=profile):
+            yield
     finally:
-        claims.depth_of, claims.matches = saved[0], saved[1]
-        if saved[2] is None:
-            os.environ.pop("NTKGAP_PROFILE", None)
-        else:
-            os.environ["NTKGAP_PROFILE"] = saved[2]
+        claims.depth_of, claims.matches = saved
 
 
 def _series():
@@ -382,7 +381,9 @@ def check_out(out: str) -> None:
         check_writable(out)
 
 
-def compare(family, depths, out: str, *, profile: str = "quick", jobs: int = 1) -> dict:
+def compare(
+    family, depths, out: str, *, profile: str = "quick", jobs: int = 1, results: str | None = None
+) -> dict:
     """Run the E4 design on a target family and write the folder ``out``.
 
     Args:
@@ -391,6 +392,7 @@ def compare(family, depths, out: str, *, profile: str = "quick", jobs: int = 1) 
         out: the output folder (created if its parent exists).
         profile: ``quick`` or ``full`` (``tiny``: a test budget).
         jobs: local worker processes of the runner.
+        results: where the cells are stored (default ``out/results``).
 
     Returns:
         ``{"out", "files", "run", "claims"}``: the written paths, the
@@ -406,19 +408,12 @@ def compare(family, depths, out: str, *, profile: str = "quick", jobs: int = 1) 
     ensure_folder(out)
     toml_path = os.path.join(out, "compare.toml")
     atomic_write(toml_path, to_toml(cfg))
-    saved = os.environ.get("NTKGAP_RESULTS")
-    config.set_results_dir(os.path.join(out, "results"))
-    try:
+    with config.override(results=results or os.path.join(out, "results")):
         start = time.perf_counter()
         run = runner.run(toml_path, run_profile, jobs=jobs)
         with _depths(cfg["_depths"], run_profile):
             evaluated = [claims.evaluate(c, NAME) for c in claims.parse_claims(cfg, toml_path)]
             series = _series()
-    finally:
-        if saved is None:
-            os.environ.pop("NTKGAP_RESULTS", None)
-        else:
-            os.environ["NTKGAP_RESULTS"] = saved
     claims_out = [{k: c[k] for k in SUMMARY_KEYS} for c in evaluated]
     plot(series, os.path.join(out, "compare"), cfg["title"])
     atomic_write(os.path.join(out, "report.md"), _report(cfg, claims_out, run, series))

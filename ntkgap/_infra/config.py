@@ -17,6 +17,7 @@ may set it before the work starts. A bad value raises
 
 from __future__ import annotations
 
+import contextlib
 import os
 
 from ntkgap.errors import UsageError
@@ -57,6 +58,28 @@ def set_results_dir(path: str) -> None:
     if not isinstance(path, str) or not path.strip():
         raise UsageError("--results is empty (give a folder)")
     os.environ["NTKGAP_RESULTS"] = path.strip()
+
+
+@contextlib.contextmanager
+def override(**values):
+    """Set NTKGAP_<NAME> variables for the duration of a block, then restore
+    them (``override(results="out/results", profile="quick")``)."""
+    names = {f"NTKGAP_{k.upper()}": v for k, v in values.items()}
+    unknown = sorted(set(names) - set(VARIABLES))
+    if unknown:
+        raise UsageError(
+            f"{unknown[0]} is not an ntkgap variable (allowed: {', '.join(VARIABLES)})"
+        )
+    saved = {k: os.environ.get(k) for k in names}
+    os.environ.update({k: str(v) for k, v in names.items()})
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
 
 
 def figures_dir(default: str) -> str:
