@@ -88,7 +88,7 @@ figures/e7_dichotomy.png: $(RUN)zoo $(RUN)e4_trees
 figures/spectra.png: $(RUN)zoo
 
 test: $(STAMP)
-	$(PY) -m pytest tests
+	$(PY) -m pytest tests --durations=15
 
 test-ref: $(REF_STAMP)
 	$(REF_VENV)/bin/python -m pytest $(REF_TESTS)

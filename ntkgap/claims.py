@@ -556,6 +556,8 @@ def _nstar_ratio_growth(p, exp):
     eps, family = p["eps"], p["family"]
     sides = []
     for side in (p["a"], p["b"]):
+        if not (isinstance(side, list) and len(side) == 2):
+            raise UsageError(f"claim params a/b: {side!r} must be [method, arch prefix]")
         method, arch = side
         if method == "theory":
             th = theory_nstar_by_depth(exp, family, arch, eps)
