@@ -575,6 +575,10 @@ def _show_record(cell, res):
         row["n_star"] = {
             e: (v.get("n_star") if isinstance(v, dict) else v) for e, v in res["n_star"].items()
         }
+    if isinstance(res.get("median"), dict):  # a search: the median seed's n*, censoring marked
+        med = res["median"]
+        mark = {"right": ">", "left": "<="}.get(med.get("censored"), "")
+        row["n_star"] = {cell.get("eps"): f"{mark}{_fmt_value(med.get('n_star'))}"}
     if "theory_valid" in res:
         row["theory_valid"] = res["theory_valid"]
     row["seconds"] = res.get("cell_seconds", res.get("seconds"))
