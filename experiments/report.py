@@ -21,9 +21,8 @@ os.environ["NTKGAP_PROFILE"] = PROFILE  # only this profile's cells (runner.resu
 CONFIGS = sorted(glob.glob(os.path.join(HERE, "*.toml")))
 
 
-def stored_config(path):
+def stored_config(cfg):
     """The config as last run (saved beside its results), else the repo's."""
-    cfg = runner.load_config(path)
     saved = runner.load_result(
         os.path.join(config.results_dir(), cfg["name"], f".config-{PROFILE}.json")
     )
@@ -68,7 +67,7 @@ for path in CONFIGS:
     cfg = runner.load_config(path)
     for c in claims_mod.parse_claims(cfg, path):
         claims.append(claims_mod.evaluate(c, cfg["name"]))
-    for b in budgets(stored_config(path)):
+    for b in budgets(stored_config(cfg)):
         budget_lines.append(f"- {cfg['name']}: {b}")
 
 captions = {

@@ -270,19 +270,6 @@ def evaluate(claim: Claim, experiment: str) -> dict:
     }
 
 
-def evaluate_config(path: str) -> list[dict]:
-    """Every claim of an experiment config, evaluated.
-
-    Args:
-        path: the experiment config's path.
-
-    Returns:
-        list of ``evaluate`` dicts, one per claim.
-    """
-    cfg = runner.load_config(path)
-    return [evaluate(c, cfg["name"]) for c in parse_claims(cfg, path)]
-
-
 # ------------------------------------------------------- shared collectors
 def depth_of(target: str) -> int | None:
     """The depth key ``L`` of a target spec (through the one spec parser).
