@@ -34,7 +34,8 @@ class Param:
     """One parameter of a method: its kind, range, default and whether it
     is one cell's list (never expanded into cells).
 
-    ``kind`` is ``int``, ``number``, ``eps`` (a number in (0, 1)), ``seeds``
+    ``kind`` is ``int``, ``number``, ``ridge`` (a number >= 0 or ``tuned``),
+    ``eps`` (a number in (0, 1)), ``seeds``
     (a non-empty list of integers >= 0), ``target``, ``arch``, ``domain``
     (spec strings) or ``train`` (a field of :mod:`ntkgap.train_config`).
     """
@@ -101,6 +102,10 @@ def _check_param(key, prm, value):
         ok = isinstance(value, (int, float)) and not isinstance(value, bool)
         if not ok or value != value or value < 0:
             return f"{key}={value!r} must be a number >= 0"
+    elif prm.kind == "ridge":  # absolute, or tuned on the validation split
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and value >= 0
+        if not (ok or value == "tuned"):
+            return f"{key}={value!r} is not allowed (allowed: a number >= 0, 'tuned')"
     elif prm.kind == "eps":
         for e in value if isinstance(value, list) else [value]:
             if not isinstance(e, float) or not 0 < e < 1:
@@ -424,7 +429,7 @@ def _eigen(cell):
     n=Param("int"),
     seed=Param("int", min=0),
     n_test=Param("int", default=2000),
-    ridge=Param("number", default=0.0),
+    ridge=Param("ridge", default=0.0),
 )
 def _ntk(cell):
     from ntkgap import ntk_predictor
@@ -541,7 +546,7 @@ method(
     "ntk_search",
     cost=lambda cell: cell["n_max"] ** 2 / 50,
     needs_experiment=True,
-    ridge=Param("number", default=0.0),
+    ridge=Param("ridge", default=0.0),
     **_SEARCH_PARAMS,
 )(_search)
 method(

@@ -93,6 +93,20 @@ def _fmt(v) -> str:
     return f"{v:g}" if isinstance(v, float) else str(v)
 
 
+def validation_size(n: int, val_frac: float | None = None) -> int:
+    """How many of n samples are held out for validation (nets and the tuned ridge).
+
+    Args:
+        n: the pool size.
+        val_frac: the held-out share (default: the ``val_frac`` default).
+
+    Returns:
+        int: max(1, round(val_frac * n)).
+    """
+    frac = BY_NAME["val_frac"].default if val_frac is None else val_frac
+    return max(1, int(round(frac * n)))
+
+
 def check_value(name: str, value, *, text: bool = False):
     """The value of field ``name`` converted and checked, else UsageError.
 

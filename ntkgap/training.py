@@ -47,7 +47,7 @@ from ntkgap._infra import (
 from ntkgap._infra.seeds import derive
 from ntkgap.errors import UsageError
 from ntkgap.split import split
-from ntkgap.train_config import TrainConfig, validate
+from ntkgap.train_config import TrainConfig, validate, validation_size
 from ntkgap.variance import target_variance
 
 # seeds per vmapped group: every group is padded to this size (see train)
@@ -229,7 +229,7 @@ def train(
             steps=cfg.steps, eval_every=cfg.eval_every, optimizer=cfg.optimizer,
         )
     )  # fmt: skip
-    n_val = max(1, int(round(cfg.val_frac * n)))
+    n_val = validation_size(n, cfg.val_frac)
     n_tr = n - n_val
     if n_tr < 1:
         raise UsageError(f"training: n={n} leaves no training points after the validation split")
