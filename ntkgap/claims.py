@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ntkgap import runner, scaling
+from ntkgap import runner, sample_complexity, scaling, train_config
 from ntkgap.errors import UsageError
 
 SUPPORTED, NOT_SUPPORTED = "supported", "not supported"
@@ -77,6 +77,10 @@ class Measured:
     detail: str = ""
     depths: int | None = None
     data: dict = field(default_factory=dict)
+    # a CI end that censoring leaves open (lo = -inf, hi = +inf): it still
+    # decides on its other side
+    lo_censored: bool = False
+    hi_censored: bool = False
 
 
 STATISTICS: dict[str, Callable[[dict, str], Measured]] = {}
@@ -219,10 +223,11 @@ def decide(rule: dict, m: Measured) -> str:
         return TOO_FEW_DEPTHS
     if rule.get("deterministic"):
         lo = hi = m.value
-    elif m.lo is None or m.hi is None:
-        return INCONCLUSIVE
     else:
-        lo, hi = m.lo, m.hi
+        lo = -math.inf if m.lo is None and m.lo_censored else m.lo
+        hi = math.inf if m.hi is None and m.hi_censored else m.hi
+        if lo is None or hi is None:
+            return INCONCLUSIVE
     k = rule["kind"]
     if k == "above":
         t = rule["threshold"]
@@ -245,7 +250,9 @@ def evaluate(claim: Claim, experiment: str) -> dict:
 
     Returns:
         dict with the claim's ``id``, ``claim``, ``paper``, ``predictors``,
-        ``statistic``, the measured ``value``, ``lo``, ``hi``, ``seeds``,
+        ``statistic``, the measured ``value``, ``lo``, ``hi`` (None when
+        absent; ``lo_censored``/``hi_censored`` when censoring left that end
+        open), ``seeds``,
         ``ci_method``, ``depths``, ``rule`` (with its ``text``), ``verdict``,
         ``detail`` and ``data``.
     """
@@ -260,6 +267,8 @@ def evaluate(claim: Claim, experiment: str) -> dict:
         "value": m.value,
         "lo": m.lo,
         "hi": m.hi,
+        "lo_censored": m.lo_censored,
+        "hi_censored": m.hi_censored,
         "seeds": m.seeds,
         "ci_method": m.ci_method,
         "depths": m.depths,
@@ -368,8 +377,47 @@ def theory_nstar_by_depth(experiment: str, family: dict, arch_name: str, eps: fl
     return dict(sorted(out.items()))
 
 
+def lr_choices(experiment: str, key=("target", "arch")) -> dict:
+    """The learning rate of each fixed-n ``net`` curve point, chosen on validation.
+
+    A ``net`` grid that lists several ``lr`` has a cell per rate; at each
+    (curve, n) the rate is picked by ``sample_complexity.choose_lr`` (the
+    rule ``net_search`` uses: lowest median over seeds of the best
+    validation MSE), never by test error.
+
+    Args:
+        experiment: the experiment's name.
+        key: the cell fields that identify a curve (with ``lr`` among them
+            every rate is its own curve and nothing is chosen).
+
+    Returns:
+        dict {(key..., n): {"lr": the rate used, "median_best_val_mse":
+        {repr(lr): value} (empty when one rate was run)}}.
+    """
+    groups: dict = {}
+    for cell, res in runner.results(experiment, "net"):
+        k = (*(cell.get(x) for x in key), cell["n"])
+        lr = cell.get("lr", train_config.BY_NAME["lr"].default)
+        groups.setdefault(k, {}).setdefault(lr, []).append(res)
+    out = {}
+    for k, by_lr in groups.items():
+        if len(by_lr) == 1 or "lr" in key:
+            out[k] = {"lr": next(iter(by_lr)), "median_best_val_mse": {}}
+            continue
+        vals = {
+            lr: [sample_complexity.best_val(r, i) for r in rs for i in range(len(r["seeds"]))]
+            for lr, rs in by_lr.items()
+        }
+        best, table = sample_complexity.choose_lr(vals)
+        out[k] = {"lr": best, "median_best_val_mse": {repr(a): v for a, v in table.items()}}
+    return out
+
+
 def curves(experiment: str, method: str, key=("target", "arch")) -> dict:
     """Relative test MSE per sample size and seed, of the fixed-n cells of ``method``.
+
+    Networks trained with several learning rates enter with the rate
+    ``lr_choices`` picked on validation at that (curve, n).
 
     Args:
         experiment: the experiment's name.
@@ -380,8 +428,13 @@ def curves(experiment: str, method: str, key=("target", "arch")) -> dict:
         dict {(target, arch, ...): {n: {seed: relative test MSE}}}, n sorted.
     """
     out: dict = {}
+    chosen = lr_choices(experiment, key) if method == "net" else None
     for cell, res in runner.results(experiment, method):
         k = tuple(cell.get(x) for x in key)
+        if chosen is not None:
+            lr = cell.get("lr", train_config.BY_NAME["lr"].default)
+            if lr != chosen[(*k, cell["n"])]["lr"]:
+                continue
         seeds = cell["seeds"] if "seeds" in cell else [cell.get("seed", 0)]
         vals = res.get("test_mse_per_seed", [res.get("test_mse")])
         out.setdefault(k, {}).setdefault(cell["n"], {}).update(zip(seeds, vals))
@@ -467,6 +520,13 @@ def _mean_log_ratio(p, exp):
         + f" (n={v['n'][0]}..{v['n'][-1]}, {v['seeds']} seeds)"
         for t, v in per.items()
     )
+    lrs = {k: v for k, v in lr_choices(exp).items() if k[0] in per}
+    chosen = ""
+    if any(v["median_best_val_mse"] for v in lrs.values()):
+        chosen = "; nets' lr chosen on validation (lowest median best validation MSE) per " + (
+            "(target, n): "
+            + ", ".join(f"{k[0]} n={k[2]}: {v['lr']:g}" for k, v in sorted(lrs.items()))
+        )
     return Measured(
         per[worst_t]["value"],
         lo,
@@ -475,8 +535,9 @@ def _mean_log_ratio(p, exp):
         ci_method=per[worst_t].get("method") + "; the envelope over targets",
         detail="mean over n of log10(NTK error / net error) per target: "
         + detail
-        + " (a mean over n can hide a gap that changes sign with n: see the E2 figure)",
-        data={"per_target": per},
+        + " (a mean over n can hide a gap that changes sign with n: see the E2 figure)"
+        + chosen,
+        data={"per_target": per, "lr_chosen": [[*k, v["lr"]] for k, v in sorted(lrs.items())]},
     )
 
 
@@ -646,6 +707,225 @@ def _nstar_ratio_growth(p, exp):
         depths=len(resolved),
         detail=detail,
         data=data,
+    )
+
+
+def _side_label(side: dict) -> str:
+    ridge = side.get("ridge")
+    return f"{side['method']} {side['arch']}" + (f" ridge={ridge}" if ridge is not None else "")
+
+
+def _search_records(exp: str, side: dict, eps: float, want) -> dict:
+    """{target: search record} of one side (exact arch; ``ntk_search`` also
+    by its ridge, default 0) over the targets ``want(target)`` accepts."""
+    if not isinstance(side, dict) or not {"method", "arch"} <= set(side):
+        raise UsageError(f"claim params: side {side!r} must be a table with method and arch")
+    out = {}
+    for cell, res in runner.results(exp, side["method"]):
+        if cell["arch"] != side["arch"] or not want(cell["target"]):
+            continue
+        if abs(cell["eps"] - eps) > 1e-12:
+            continue
+        if side["method"] == "ntk_search" and cell.get("ridge", 0.0) != side.get("ridge", 0.0):
+            continue
+        out[cell["target"]] = res
+    return out
+
+
+def _log10_or_none(v):
+    return None if v is None or not 0 < v < math.inf else math.log10(v)
+
+
+def _ratio_of_searches(ra: dict, rb: dict) -> dict:
+    """The paired-seed ratio n*(A) / n*(B) of two search records, as log10."""
+    pa = {s["seed"]: s for s in ra["per_seed"]}
+    pb = {s["seed"]: s for s in rb["per_seed"]}
+    seeds = sorted(set(pa) & set(pb))
+    iv = []
+    for s in seeds:
+        (alo, ahi), (blo, bhi) = scaling.seed_interval(pa[s]), scaling.seed_interval(pb[s])
+        iv.append((alo / bhi if bhi < math.inf else 0.0, ahi / blo if blo > 0 else math.inf))
+    med = scaling.median_censored(iv)
+    value = {"resolved": med["value"], "right": med["bound_lo"], "left": med["bound_hi"]}
+    # the error gap where both were measured: per seed the largest n both searches evaluated
+    gap = []
+    ea = {(e["seed"], e["n"]): e["test_mse"] for e in ra.get("evaluations", [])}
+    eb = {(e["seed"], e["n"]): e["test_mse"] for e in rb.get("evaluations", [])}
+    for s in seeds:
+        common = sorted(n for (ss, n) in set(ea) & set(eb) if ss == s)
+        if common:
+            x, y = ea[(s, common[-1])], eb[(s, common[-1])]
+            if math.isfinite(x) and math.isfinite(y):
+                gap.append((common[-1], math.log10(max(x, 1e-12) / max(y, 1e-12))))
+    return {
+        "value": _log10_or_none(value.get(med["status"])),
+        "status": med["status"],
+        "lo": _log10_or_none(med["lo"]),
+        "hi": _log10_or_none(med["hi"]),
+        "lo_censored": med["lo_censored"],
+        "hi_censored": med["hi_censored"],
+        "no_ci": med["method"] is None,
+        "reason": med["reason"],
+        "method": med["method"],
+        "seeds": len(seeds),
+        "censored": med["censored"],
+        "a": ra["median"],
+        "b": rb["median"],
+        "gap": gap,
+    }
+
+
+def _median_side(m: dict) -> str:
+    c = m.get("censored")
+    n = m.get("n_star")
+    if c == "right":
+        return f"> {n:.0f}"
+    if c == "left":
+        return f"<= {n:.0f}"
+    return "undetermined" if n is None else f"{n:.0f}"
+
+
+def _ratio_text(r: dict) -> str:
+    v = r["value"]
+    sign = {"right": "> ", "left": "<= "}.get(r["status"], "")
+    txt = f"log10 ratio {sign}{v:.2f}" if v is not None else f"log10 ratio {r['status']}"
+    if r["no_ci"]:
+        txt += f" ({r['reason']})"
+    else:
+        lo = "-inf" if r["lo"] is None else f"{r['lo']:.2f}"
+        hi = "+inf" if r["hi"] is None else f"{r['hi']:.2f}"
+        txt += f" [{lo}, {hi}]"
+    cens = r["censored"]
+    if cens["left"] or cens["right"]:
+        txt += f" ({cens['right']} seed ratios open above, {cens['left']} open below)"
+    if r["gap"]:
+        ns = sorted(n for n, _ in r["gap"])
+        g = float(np.median([x for _, x in r["gap"]]))
+        txt += (
+            f"; error gap where both were measured: median log10(err A / err B) = {g:.2f} at "
+            f"n = {ns[0]}..{ns[-1]} (per seed the largest n both searches evaluated)"
+        )
+    return txt
+
+
+def _envelope(kind: str, rows: list[dict]) -> dict:
+    """One value and CI for "the claim holds for every row": the worst row's
+    value, and the CI ends that make ``decide`` give the all-rows verdict."""
+    inf = math.inf
+
+    def ends(r):
+        return (
+            -inf if r["lo"] is None else r["lo"],
+            inf if r["hi"] is None else r["hi"],
+        )
+
+    vals = [r["value"] for r in rows]
+    los, his = zip(*(ends(r) for r in rows))
+    if kind == "above":
+        lo, hi = min(los), min(his)
+        value = None if None in vals else min(vals)
+    elif kind == "below":
+        lo, hi = max(los), max(his)
+        value = None if None in vals else max(vals)
+    else:
+        lo, hi = min(los), max(his)
+        value = None if None in vals else max(vals, key=abs)
+    if any(r["no_ci"] for r in rows):
+        return {"value": value, "lo": None, "hi": None, "lo_c": False, "hi_c": False}
+    return {
+        "value": value,
+        "lo": lo if math.isfinite(lo) else None,
+        "hi": hi if math.isfinite(hi) else None,
+        "lo_c": not math.isfinite(lo),
+        "hi_c": not math.isfinite(hi),
+    }
+
+
+@statistic("nstar_ratio")
+def _nstar_ratio(p, exp):
+    """log10 of the median over paired seeds of n*(A) / n*(B) (the same
+    seeds, hence the same splits, on both sides), per target, with the
+    distribution-free order-statistic CI of that median (>= MIN_SEEDS_FOR_CI
+    seeds). A censored n* makes its seed's ratio an interval (a right-
+    censored A over a resolved B: ratio > n_max / n*(B)); the median and CI
+    ends become bounds, stated, and an open end counts as +-infinity for the
+    rule. ``a`` may list several predictors and ``target``/``family`` cover
+    several targets: the claim must hold for every (A, target) pair, so the
+    value is the worst pair's and the CI the envelope that gives that verdict.
+    ``also`` lists predictors reported beside A, outside the verdict."""
+    eps = p["eps"]
+    if "target" in p:
+        targets = p["target"] if isinstance(p["target"], list) else [p["target"]]
+
+        def want(t):
+            return t in targets
+    else:
+
+        def want(t):
+            return matches(t, p["family"])
+
+    a_sides = p["a"] if isinstance(p["a"], list) else [p["a"]]
+    b = _search_records(exp, p["b"], eps, want)
+    rows, lines, also_lines = [], [], []
+    for t in sorted(b, key=lambda t: (depth_of(t) or 0, t)):
+        for side in a_sides:
+            ra = _search_records(exp, side, eps, lambda x, t=t: x == t).get(t)
+            if ra is None:
+                continue
+            r = _ratio_of_searches(ra, b[t])
+            rows.append(dict(r, target=t, side=_side_label(side)))
+            lines.append(
+                f"{t}, A = {_side_label(side)}: n*({eps}) {_median_side(r['a'])} / "
+                f"{_median_side(r['b'])}: {_ratio_text(r)}"
+            )
+        for side in p.get("also", []):
+            ra = _search_records(exp, side, eps, lambda x, t=t: x == t).get(t)
+            if ra is not None:
+                r = _ratio_of_searches(ra, b[t])
+                also_lines.append(
+                    f"{t}, {_side_label(side)}: n* {_median_side(r['a'])}: {_ratio_text(r)}"
+                )
+        for cell, res in runner.results(exp, "theory"):
+            th = res.get("n_star", {}).get(str(eps))
+            if cell["target"] == t and cell["arch"] == a_sides[0]["arch"] and th:
+                ok = "" if th.get("theory_valid", False) else ", outside theory's validity"
+                also_lines.append(
+                    f"{t}: eigenlearning predicts NTK n*({eps}) "
+                    + (f"> {th['n_max']:.0f}" if th["censored"] else f"{th['n_star']:.0f}")
+                    + f" (theory, not measured{ok})"
+                )
+    head = f"log10 n*({eps}) of A over B = {_side_label(p['b'])}, median over paired seeds"
+    if not rows:
+        return Measured(None, detail=head + ": no paired search records stored", depths=0)
+    env = _envelope(p["rule"]["kind"], rows)
+    detail = head + ": " + "; ".join(lines)
+    if also_lines:
+        detail += "; beside (not in the verdict): " + "; ".join(also_lines)
+    open_ends = [x for x, c in (("lower", env["lo_c"]), ("upper", env["hi_c"])) if c]
+    if open_ends:
+        detail += f"; the CI's {' and '.join(open_ends)} end is open (censored n*)"
+    if len(rows) > 1:
+        detail += "; value and CI: the envelope over the rows (the claim holds for every row)"
+    if any(r["status"] in ("right", "left") for r in rows):
+        detail += "; a value marked > or <= is a bound (the median seed's ratio is censored)"
+    first = next((r for r in rows if r["method"]), rows[0])
+    method = (
+        None
+        if env["lo"] is None and env["hi"] is None and not (env["lo_c"] or env["hi_c"])
+        else f"{first['method']}; applied to the paired seeds' ratios n*(A)/n*(B)"
+        + ("; envelope over the rows" if len(rows) > 1 else "")
+    )
+    return Measured(
+        env["value"],
+        env["lo"],
+        env["hi"],
+        seeds=min(r["seeds"] for r in rows),
+        ci_method=method,
+        depths=sum(r["value"] is not None for r in rows),
+        detail=detail,
+        data={"rows": rows},
+        lo_censored=env["lo_c"],
+        hi_censored=env["hi_c"],
     )
 
 

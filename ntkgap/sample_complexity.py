@@ -115,21 +115,45 @@ def _error(r) -> float:
     return math.nan if v is None or r.get("diverged") else float(v)
 
 
-def _best_val(r) -> float:
-    vals = [row["val_mse"][0] for row in r.get("loss_curve", []) if row.get("val_mse")]
+def best_val(r, i: int = 0) -> float:
+    """A training result's lowest validation MSE (relative) of seed ``i``.
+
+    Args:
+        r: a ``net`` cell's result (its ``loss_curve`` rows hold one
+            ``val_mse`` per seed).
+        i: the seed's position in the result.
+
+    Returns:
+        float (inf when no finite validation error was recorded).
+    """
+    vals = [row["val_mse"][i] for row in r.get("loss_curve", []) if row.get("val_mse")]
     vals = [v for v in vals if v is not None and math.isfinite(v)]
     return min(vals) if vals else math.inf
+
+
+def choose_lr(best_vals: dict):
+    """The one rule that picks a learning rate on validation: the lowest
+    median over seeds of each seed's best validation MSE (ties: the smaller lr).
+
+    Args:
+        best_vals: {lr: [best validation MSE of each seed]}.
+
+    Returns:
+        (the chosen lr, {lr: median best validation MSE}).
+    """
+    table = {lr: float(np.median(v)) for lr, v in best_vals.items()}
+    return min(table, key=lambda k: (table[k], k)), table
 
 
 def _sweep(cell, store, run_cell):
     """Pick the learning rate on the validation split (see module doc)."""
     grid = search.geometric_grid(cell["n_min"], cell["n_max"], cell.get("resolution", 1.25))
     n0 = cell.get("sweep_n") or grid[len(grid) // 2]
-    table = {}
+    vals = {}
     for lr in cell["lr"]:
         res = _evaluate(cell, store, run_cell, [(s, n0) for s in cell["seeds"]], lr=lr)
-        table[lr] = float(np.median([_best_val(r) for r in res.values()]))
-    best = min(table, key=lambda k: (table[k], k))
+        vals[lr] = [best_val(r) for r in res.values()]
+    best, table = choose_lr(vals)
     return best, {"n": int(n0), "median_best_val_mse": {repr(k): v for k, v in table.items()}}
 
 

@@ -161,6 +161,20 @@ def _interval(item) -> tuple[float, float]:
     return v, v
 
 
+def seed_interval(item) -> tuple[float, float]:
+    """The (lowest, highest) value of one seed's possibly censored quantity.
+
+    Args:
+        item: a number (``inf``: right-censored with no bound), a (low,
+            high) pair, a ``search.seed_result`` dict or an ``n_star`` dict.
+
+    Returns:
+        (low, high): equal for a resolved value, (0, n_min] for a
+        left-censored n*, (n_max, inf) for a right-censored one.
+    """
+    return _interval(item)
+
+
 def _middle(sorted_vals: np.ndarray) -> float:
     """Median of sorted values; for an even count the geometric mean of the
     middle pair (n* lives on a log scale); NaN when that pair is (0, inf)."""
