@@ -715,9 +715,20 @@ def _side_label(side: dict) -> str:
     return f"{side['method']} {side['arch']}" + (f" ridge={ridge}" if ridge is not None else "")
 
 
-def _search_records(exp: str, side: dict, eps: float, want) -> dict:
-    """{target: search record} of one side (exact arch; ``ntk_search`` also
-    by its ridge, default 0) over the targets ``want(target)`` accepts."""
+def search_records(exp: str, side: dict, eps: float, want=lambda t: True) -> dict:
+    """The search records of one predictor: the one collector of the
+    ``nstar_ratio`` claims and their figures.
+
+    Args:
+        exp: the experiment's name.
+        side: {"method": a search method, "arch": the exact arch spec,
+            "ridge": for ``ntk_search`` (default 0.0; "tuned")}.
+        eps: the error level.
+        want: which target specs to keep.
+
+    Returns:
+        dict {target: search record}.
+    """
     if not isinstance(side, dict) or not {"method", "arch"} <= set(side):
         raise UsageError(f"claim params: side {side!r} must be a table with method and arch")
     out = {}
@@ -865,11 +876,20 @@ def _nstar_ratio(p, exp):
             return matches(t, p["family"])
 
     a_sides = p["a"] if isinstance(p["a"], list) else [p["a"]]
-    b = _search_records(exp, p["b"], eps, want)
+    b = search_records(exp, p["b"], eps, want)
+    theory = {
+        cell["target"]: res["n_star"][str(eps)]
+        for cell, res in runner.results(exp, "theory")
+        if want(cell["target"])
+        and cell["arch"] == a_sides[0]["arch"]
+        and str(eps) in res.get("n_star", {})
+    }
     rows, lines, also_lines = [], [], []
-    for t in sorted(b, key=lambda t: (depth_of(t) or 0, t)):
-        for side in a_sides:
-            ra = _search_records(exp, side, eps, lambda x, t=t: x == t).get(t)
+    for t in sorted(set(b) | set(theory), key=lambda t: (depth_of(t) or 0, t)):
+        if t not in b:
+            lines.append(f"{t}: not searched in this profile")
+        for side in a_sides if t in b else []:
+            ra = search_records(exp, side, eps, lambda x, t=t: x == t).get(t)
             if ra is None:
                 continue
             r = _ratio_of_searches(ra, b[t])
@@ -878,29 +898,30 @@ def _nstar_ratio(p, exp):
                 f"{t}, A = {_side_label(side)}: n*({eps}) {_median_side(r['a'])} / "
                 f"{_median_side(r['b'])}: {_ratio_text(r)}"
             )
-        for side in p.get("also", []):
-            ra = _search_records(exp, side, eps, lambda x, t=t: x == t).get(t)
+        for side in p.get("also", []) if t in b else []:
+            ra = search_records(exp, side, eps, lambda x, t=t: x == t).get(t)
             if ra is not None:
                 r = _ratio_of_searches(ra, b[t])
                 also_lines.append(
                     f"{t}, {_side_label(side)}: n* {_median_side(r['a'])}: {_ratio_text(r)}"
                 )
-        for cell, res in runner.results(exp, "theory"):
-            th = res.get("n_star", {}).get(str(eps))
-            if cell["target"] == t and cell["arch"] == a_sides[0]["arch"] and th:
-                ok = "" if th.get("theory_valid", False) else ", outside theory's validity"
-                also_lines.append(
-                    f"{t}: eigenlearning predicts NTK n*({eps}) "
-                    + (f"> {th['n_max']:.0f}" if th["censored"] else f"{th['n_star']:.0f}")
-                    + f" (theory, not measured{ok})"
-                )
+        if th := theory.get(t):
+            ok = "" if th.get("theory_valid", False) else ", outside theory's validity"
+            also_lines.append(
+                f"{t}: eigenlearning predicts n*({eps}) of NTK regression of {a_sides[0]['arch']} "
+                + (f"> {th['n_max']:.0f}" if th["censored"] else f"{th['n_star']:.0f}")
+                + f" (ridgeless theory, not a measurement{ok})"
+            )
     head = f"log10 n*({eps}) of A over B = {_side_label(p['b'])}, median over paired seeds"
+    beside = "; beside (not in the verdict): " + "; ".join(also_lines) if also_lines else ""
     if not rows:
-        return Measured(None, detail=head + ": no paired search records stored", depths=0)
+        return Measured(
+            None,
+            detail=head + ": " + ("; ".join(lines) or "no paired search records stored") + beside,
+            depths=0,
+        )
     env = _envelope(p["rule"]["kind"], rows)
-    detail = head + ": " + "; ".join(lines)
-    if also_lines:
-        detail += "; beside (not in the verdict): " + "; ".join(also_lines)
+    detail = head + ": " + "; ".join(lines) + beside
     open_ends = [x for x, c in (("lower", env["lo_c"]), ("upper", env["hi_c"])) if c]
     if open_ends:
         detail += f"; the CI's {' and '.join(open_ends)} end is open (censored n*)"

@@ -1,29 +1,84 @@
-"""E3b: sparse parity: NTK regression vs the SGD-trained two-layer net."""
+"""E3b: sparse parity on d = 20: n*(0.1) vs the parity's order k for NTK
+regression (ridgeless and with a validation-tuned ridge) and the trained
+two-layer network, one panel per (activation, b_std), with eigenlearning."""
 
 import style  # noqa: I001  (first: puts experiments/ on sys.path)
 import analysis
+import numpy as np
 from style import plt
 
-fig, ax = plt.subplots(figsize=(5, 3.6))
-for method, name, c in (
-    ("ntk", "NTK regression", "ntk"),
-    ("net", "2-layer ReLU, minibatch Adam", "net"),
-):
-    for (t, _a), curve in analysis.curves("e3b_parity", method).items():
-        ns, m, s = analysis.curve_stats(curve)
-        ax.errorbar(
-            ns, m, yerr=s, fmt="o-", color=style.COLORS[c], label=f"{name} ({t})", capsize=2
-        )
-for (t, _a), r in analysis.theory("e3b_parity").items():
-    ax.plot(r["n"], r["test_mse"], "--", color=style.COLORS["theory"], label=f"eigenlearning ({t})")
-# beyond n = 2^d every point is seen and the theory's error falls to rounding noise
-ax.set(
-    xscale="log",
-    yscale="log",
-    xlabel="training samples n",
-    ylabel="relative test MSE",
-    title="sparse parity: kernel vs trained network",
-    ylim=(1e-8, 10),
+from ntkgap import claims, runner
+from ntkgap.arch import parse_arch
+
+EXP = "e3b_parity"
+eps = analysis.EPS
+SERIES = (  # (side without arch, label, colour, marker)
+    ({"method": "ntk_search", "ridge": 0.0}, "NTK regression, ridgeless", "ntk", "D"),
+    ({"method": "ntk_search", "ridge": "tuned"}, "NTK regression, tuned ridge", "theory", "s"),
+    ({"method": "net_search"}, "trained 2-layer net", "net", "o"),
 )
-ax.legend()
+theory = {(c["target"], c["arch"]): r for c, r in runner.results(EXP, "theory")}
+archs = sorted({a for _, a in theory} | {c["arch"] for c, _ in runner.results(EXP, "net_search")})
+cols = 2
+rows = max(1, -(-len(archs) // cols))
+fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 3.3 * rows), squeeze=False)
+
+
+def order(t):
+    return claims.param_of(t, "k")
+
+
+for ax, arch in zip(axes.ravel(), archs):
+    th = sorted((order(t), r["n_star"][str(eps)]) for (t, a), r in theory.items() if a == arch)
+    ks = [k for k, v in th if not v["censored"]]
+    if ks:
+        n = [v["n_star"] for _, v in th if not v["censored"]]
+        valid = [v.get("theory_valid", True) for _, v in th if not v["censored"]]
+        ax.plot(ks, n, "--", color=style.COLORS["theory"], lw=1, label="eigenlearning (NTK)")
+        ax.plot(
+            [k for k, ok in zip(ks, valid) if not ok],
+            [x for x, ok in zip(n, valid) if not ok],
+            "o",
+            mfc="none",
+            color=style.COLORS["theory"],
+            label="theory not valid (n > 10% of inputs)",
+        )
+    for i, (side, lab, ck, mk) in enumerate(SERIES):
+        recs = claims.search_records(EXP, dict(side, arch=arch), eps)
+        for t, r in recs.items():
+            med, x = r["median"], order(t) + (i - 1) * 0.08
+            if med["censored"] == "right":
+                ax.plot(x, med["n_star"], "^", color=style.COLORS[ck], ms=7, mfc="none")
+            elif med["censored"] == "left":
+                ax.plot(x, med["n_star"], "v", color=style.COLORS[ck], ms=7, mfc="none")
+            elif med["n_star"] is not None:
+                lo, hi = med["lo"] or med["n_star"], med["hi"] or med["n_star"]
+                ax.errorbar(
+                    x,
+                    med["n_star"],
+                    yerr=[[med["n_star"] - lo], [hi - med["n_star"]]],
+                    fmt=mk,
+                    color=style.COLORS[ck],
+                    capsize=2,
+                    ms=5,
+                )
+        ax.plot([], [], mk, color=style.COLORS[ck], label=lab)
+    spec = parse_arch(arch).spec
+    ax.plot([], [], "^", mfc="none", color="k", label="not reached by n_max")
+    ax.set(
+        yscale="log",
+        xlabel="parity order k (d = 20)",
+        ylabel=f"n*({eps}) (median seed, 95% CI)",
+        title=f"act = {spec['act']}, b_std = {spec['b_std']:g}",
+        xticks=np.arange(2, 6),
+    )
+for ax in axes.ravel()[len(archs) :]:
+    ax.set_visible(False)
+if not archs:
+    ax = axes[0][0]
+    ax.set_visible(True)
+    style.no_data(ax, EXP)
+else:
+    axes[0][0].legend(fontsize=6)
+fig.tight_layout()
 style.save(fig, "e3b_parity")
