@@ -24,6 +24,9 @@ wholly outside). ``deterministic = true`` decides on the value alone, for
 statistics with no sampling error (theory); otherwise a missing CI (fewer
 than ``scaling.MIN_SEEDS_FOR_CI`` seeds) gives "inconclusive".
 ``min_depths = K`` asks for at least K resolved depths ("too few depths").
+A CI end that censoring leaves open (``lo_censored``/``hi_censored``: a
+sample complexity beyond the largest n searched) counts as -inf/+inf, so
+a bound can still decide on its closed side.
 
 Every evaluated claim is one JSON object with the fields ``id``, ``claim``,
 ``paper``, ``predictors``, ``statistic``, ``value``, ``lo``, ``hi``,
@@ -711,8 +714,11 @@ def _nstar_ratio_growth(p, exp):
 
 
 def _side_label(side: dict) -> str:
-    ridge = side.get("ridge")
-    return f"{side['method']} {side['arch']}" + (f" ridge={ridge}" if ridge is not None else "")
+    ridge = side.get("ridge", 0.0) if side["method"] == "ntk_search" else None
+    tag = {None: "", 0.0: " (ridgeless)", "tuned": " (ridge tuned on validation)"}.get(
+        ridge, f" (ridge {ridge})"
+    )
+    return f"{side['method']} {side['arch']}{tag}"
 
 
 def search_records(exp: str, side: dict, eps: float, want=lambda t: True) -> dict:

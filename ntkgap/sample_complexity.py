@@ -13,7 +13,9 @@ A ``net_search`` cell may list several learning rates (``lr = [...]``): they
 are compared first, on the validation split, at ``sweep_n`` samples
 (default: the geometric mean of n_min and n_max, on the search grid), and
 the rate with the lowest median validation error over seeds is used for the
-whole search (recorded as ``lr_chosen`` with the sweep's numbers).
+whole search (recorded as ``lr_chosen`` with the sweep's numbers). The
+rule (``choose_lr``) is also the one that picks among the rates of a
+fixed-n ``net`` grid (``ntkgap.claims.lr_choices``).
 """
 
 from __future__ import annotations
