@@ -59,7 +59,7 @@ SERIES = (  # E3a-net: (side, label, colour, marker), searched on the same seeds
     (
         {"method": "ntk_search", "arch": "fc:depth=2"},
         "NTK, fc:depth=2 on (cos, sin)",
-        "theory",
+        "tree",
         "s",
     ),
     (

@@ -14,7 +14,7 @@ EXP = "e3b_parity"
 eps = analysis.EPS
 SERIES = (  # (side without arch, label, colour, marker)
     ({"method": "ntk_search", "ridge": 0.0}, "NTK regression, ridgeless", "ntk", "D"),
-    ({"method": "ntk_search", "ridge": "tuned"}, "NTK regression, tuned ridge", "theory", "s"),
+    ({"method": "ntk_search", "ridge": "tuned"}, "NTK regression, tuned ridge", "tree", "s"),
     ({"method": "net_search"}, "trained 2-layer net", "net", "o"),
 )
 theory = {(c["target"], c["arch"]): r for c, r in runner.results(EXP, "theory")}
@@ -72,6 +72,7 @@ for ax, arch in zip(axes.ravel(), archs):
         title=f"act = {spec['act']}, b_std = {spec['b_std']:g}",
         xticks=np.arange(2, 6),
     )
+    style.major_log_labels_only(ax, which="y")
 for ax in axes.ravel()[len(archs) :]:
     ax.set_visible(False)
 if not archs:
