@@ -686,13 +686,20 @@ def _nstar_scaling(p, exp):
     seeds = sorted(set.intersection(*[{r["seed"] for r in recs[x]["per_seed"]} for x in resolved]))
     for sd in seeds:
         rows = [next(r for r in recs[x]["per_seed"] if r["seed"] == sd) for x in resolved]
-        if any(r.get("censored") for r in rows):
-            slopes.append((0.0, math.inf))
+        cens = [r.get("censored") for r in rows]
+        b, a = np.polyfit(t, np.log([r.get("n_star") or r.get("bound") for r in rows]), 1)
+        if not any(cens):
+            slopes.append(math.exp(b))  # exp(slope) > 0: the median's scale
+            prefactors.append(math.exp(a))
+        else:
+            # a censored n* moves the least-squares slope one way: up when it is
+            # right-censored above the mean x or left-censored below it, else down;
+            # when all agree, the slope at the bounds is a one-sided bound
+            ups = {(x > t.mean()) == (c == "right") for x, c in zip(t, cens) if c}
+            g = math.exp(b)
+            slopes.append((g, math.inf) if ups == {True} else (0.0, g) if ups == {False}
+                          else (0.0, math.inf))  # fmt: skip
             prefactors.append((0.0, math.inf))
-            continue
-        b, a = np.polyfit(t, np.log([r["n_star"] for r in rows]), 1)
-        slopes.append(math.exp(b))  # exp(slope) > 0: the median's scale
-        prefactors.append(math.exp(a))
     ci, cc = scaling.median_censored(slopes), scaling.median_censored(prefactors)
 
     def shift(v):

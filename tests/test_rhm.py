@@ -218,37 +218,42 @@ def _one_hot_by_hand(x, v):
     "arch", ["tree:arity=2,L=3", "tree:arity=2,L=3,share=1,act=erf", "fc:depth=2"]
 )
 def test_rhm_gram_equals_kernel_fn_on_reshaped_one_hot(arch):
+    import jax
+
     from ntkgap import kernels
     from ntkgap.arch import parse_arch
 
     t = parse_target("rhm:v=4,n_c=2,m=2,s=2,L=3,seed=1")
     a = parse_arch(arch)
-    x1, x2 = t.domain.sample(150, seed=0), t.domain.sample(40, seed=1)  # 150 > one block
+    x1, x2 = t.domain.sample(130, seed=0), t.domain.sample(9, seed=1)  # 130: two blocks
     h1, h2 = _one_hot_by_hand(x1, 4), _one_hot_by_hand(x2, 4)
     if a.name == "fc":
-        h1, h2 = h1.reshape(150, -1), h2.reshape(40, -1)
-    want = np.asarray(a.kernel_fn(h1, h2, "ntk"))
+        h1, h2 = h1.reshape(130, -1), h2.reshape(9, -1)
+    kfn = jax.jit(a.kernel_fn, static_argnums=2)  # one call, no blocks
+    # ~1e-9 relative: the Gram is compiled with other XLA fusion options
     got = kernels.gram(a, a.inputs(t.domain, x1), a.inputs(t.domain, x2))
-    np.testing.assert_allclose(got, want, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(got, np.asarray(kfn(h1, h2, "ntk")), rtol=1e-8)
     sym = kernels.gram(a, a.inputs(t.domain, x1))
-    np.testing.assert_allclose(sym, np.asarray(a.kernel_fn(h1, h1, "ntk")), rtol=1e-10)
+    np.testing.assert_allclose(sym, np.asarray(kfn(h1, h1, "ntk")), rtol=1e-8)
 
 
 @pytest.mark.parametrize("kind", ["ntk", "nngp"])
 def test_shared_filters_do_not_change_the_infinite_width_kernel(kind):
     # a Flatten readout (no pooling) never sees the cross-position covariances
     # that weight sharing adds: stax.Conv's kernel_fn = stax.ConvLocal's
+    import jax
+
     from ntkgap.arch import parse_arch
 
     t = parse_target("rhm:v=3,n_c=2,m=3,s=2,L=2,seed=0")
-    x = _one_hot_by_hand(t.domain.sample(12, seed=2), 3)
-    k_cnn = parse_arch("tree:arity=2,L=2,share=1,act=gelu").kernel_fn(x, x, kind)
-    k_lcn = parse_arch("tree:arity=2,L=2,act=gelu").kernel_fn(x, x, kind)
+    x = _one_hot_by_hand(t.domain.sample(6, seed=2), 3)
+    k_cnn = jax.jit(parse_arch("tree:arity=2,L=2,share=1,act=gelu").kernel_fn, static_argnums=2)
+    k_lcn = jax.jit(parse_arch("tree:arity=2,L=2,act=gelu").kernel_fn, static_argnums=2)
+    k_cnn, k_lcn = k_cnn(x, x, kind), k_lcn(x, x, kind)
     np.testing.assert_allclose(k_cnn, k_lcn, rtol=1e-10, atol=1e-12)
 
 
-@pytest.mark.parametrize("share", [0, 1])
-def test_rhm_tree_ntk_matches_wide_networks_empirical_ntk(share):
+def test_rhm_cnn_ntk_matches_wide_networks_empirical_ntk():
     import jax
 
     from ntkgap import kernels
@@ -256,12 +261,12 @@ def test_rhm_tree_ntk_matches_wide_networks_empirical_ntk(share):
     from ntkgap.arch import parse_arch
 
     t = parse_target("rhm:v=3,n_c=2,m=2,s=2,L=2,seed=0")
-    a = parse_arch(f"tree:arity=2,L=2,share={share}")
+    a = parse_arch("tree:arity=2,L=2,share=1")
     x = a.inputs(t.domain, t.domain.sample(5, seed=3))
     exact = kernels.gram(a, x)
     errs = []
-    for width in (32, 512):
-        init_fn, apply_fn, _ = a.stax(width, fast=False)
+    for width in (16, 512):
+        init_fn, apply_fn, _ = a.stax(width)
         efn = nt.empirical_ntk_fn(apply_fn, trace_axes=(-1,), vmap_axes=0)
         mc = np.mean(
             [
@@ -281,10 +286,10 @@ def test_shared_fast_apply_equals_stax_conv():
     from ntkgap.arch import parse_arch
 
     a = parse_arch("tree:arity=3,L=2,share=1,act=erf,W_std=1.3,b_std=0.2")
-    init_fn, fast, _ = a.stax(6)
-    _, slow, _ = a.stax(6, fast=False)
-    _, params = init_fn(jax.random.PRNGKey(4), (-1, 9, 5))
-    x = jax.random.normal(jax.random.PRNGKey(5), (7, 9, 5))
+    init_fn, fast, _ = a.stax(4)
+    _, slow, _ = a.stax(4, fast=False)
+    _, params = init_fn(jax.random.PRNGKey(4), (-1, 9, 3))
+    x = jax.random.normal(jax.random.PRNGKey(5), (5, 9, 3))
     np.testing.assert_allclose(fast(params, x), slow(params, x), rtol=1e-6, atol=1e-6)
 
 
@@ -330,8 +335,8 @@ def test_fc_and_cnn_train_on_rhm_strings():
     from ntkgap.train_config import TrainConfig
 
     t = parse_target("rhm:v=3,n_c=2,m=2,s=2,L=3,seed=0")  # 256 strings
-    cfg = TrainConfig(steps=300, lr=0.01, batch=0, eval_every=100)
+    cfg = TrainConfig(steps=200, lr=0.02, batch=0, eval_every=100)
     for arch in ("fc:depth=2", t.tree_arch()):
-        r = training.train(parse_arch(arch), 16, t, 120, seeds=[0], cfg=cfg, n_test=64)
+        r = training.train(parse_arch(arch), 16, t, 120, seeds=[0], cfg=cfg, n_test=32)
         # a planted answer: the label is learnable; a constant predictor scores 1
         assert r["test_mse"] < 0.6, arch
