@@ -94,6 +94,13 @@ captions = {
     "regression on the same n.",
     "e7_dichotomy": "E7. Left: kernels' n*(0.1) against Fourier complexity (average Walsh degree). "
     "Right: trained networks' n*(0.1) against architectural complexity (number of constituents).",
+    "e9_rhm": "E9. Random hierarchy model (s = 2, n_c = 2, label +-1): n*(0.3), the regression "
+    "error relative to the label variance (the paper's P* is for classification error), of the "
+    "trained CNN (filters = strides = s, shared weights), its NTK, the trained fc net and the fc "
+    "NTK; left: vs depth L at fixed v, m; right: vs m = v at fixed L; median seed with its "
+    "order-statistic CI, triangles not reached by n_max; dotted: the published P* = n_c m^L "
+    "(Cagnetta et al., PRX 2024) with prefactor 1; grey: the number of valid strings "
+    "n_c m^(2^L - 1).",
     "spectra": "Spectra of the zoo: share of variance per frequency (circle) and per Walsh degree "
     "(hypercube).",
 }

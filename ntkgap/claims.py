@@ -649,6 +649,88 @@ def _nstar_ratio_growth(p, exp):
     )
 
 
+@statistic("nstar_scaling")
+def _nstar_scaling(p, exp):
+    """A published scaling law of one predictor's n*: log n* = log c + x log g
+    (``law = "exp"``: n* ~ c g^x, x a target key such as L) or log n* = log c
+    + k log x (``law = "power"``: n* ~ c x^k, e.g. x = m). Per seed a least-
+    squares line over the x values where the median seed is resolved (a seed
+    censored at one of them has an unknown slope); the value is the median
+    seed's log(g / ``base``) (exp) or k - ``exponent`` (power), so 0 is the
+    law and an ``equivalence`` rule is two-sided on it; the CI is the
+    distribution-free order-statistic CI of the median over seeds (>=
+    MIN_SEEDS_FOR_CI seeds). The prefactor c (median seed, same CI method)
+    is in the detail and data."""
+    eps, family, key = p["eps"], p["family"], p.get("x", "L")
+    law = p.get("law", "exp")
+    if law not in ("exp", "power") or not (isinstance(p.get("a"), list) and len(p["a"]) == 2):
+        raise UsageError("claim params: law must be exp or power, a = [method, arch prefix]")
+    ref = float(p["base"] if law == "exp" else p["exponent"])
+    method, arch = p["a"]
+    recs = {}
+    for cell, res in runner.results(exp, method):
+        if not cell["arch"].startswith(arch) or not matches(cell["target"], family):
+            continue
+        if abs(cell["eps"] - eps) <= 1e-12:
+            recs[param_of(cell["target"], key)] = res
+    xs = sorted(recs)
+    resolved = [x for x in xs if not recs[x]["median"].get("censored")]
+    detail = f"n*({eps}) of {method} {arch} by {key}: " + ", ".join(
+        f"{key}={x}: " + _fmt_n(recs[x]["median"]) for x in xs
+    )
+    data = {key: xs, "n_star": [recs[x]["median"]["n_star"] for x in xs]}
+    if len(resolved) < 2:
+        return Measured(None, depths=len(resolved), detail=detail + "; < 2 resolved", data=data)
+    t = np.array(resolved, float) if law == "exp" else np.log(np.array(resolved, float))
+    slopes, prefactors = [], []
+    seeds = sorted(set.intersection(*[{r["seed"] for r in recs[x]["per_seed"]} for x in resolved]))
+    for sd in seeds:
+        rows = [next(r for r in recs[x]["per_seed"] if r["seed"] == sd) for x in resolved]
+        cens = [r.get("censored") for r in rows]
+        b, a = np.polyfit(t, np.log([r.get("n_star") or r.get("bound") for r in rows]), 1)
+        if not any(cens):
+            slopes.append(math.exp(b))  # exp(slope) > 0: the median's scale
+            prefactors.append(math.exp(a))
+        else:
+            # a censored n* moves the least-squares slope one way: up when it is
+            # right-censored above the mean x or left-censored below it, else down;
+            # when all agree, the slope at the bounds is a one-sided bound
+            ups = {(x > t.mean()) == (c == "right") for x, c in zip(t, cens) if c}
+            g = math.exp(b)
+            slopes.append((g, math.inf) if ups == {True} else (0.0, g) if ups == {False}
+                          else (0.0, math.inf))  # fmt: skip
+            prefactors.append((0.0, math.inf))
+    ci, cc = scaling.median_censored(slopes), scaling.median_censored(prefactors)
+
+    def shift(v):
+        return None if v is None else math.log(v) - (math.log(ref) if law == "exp" else ref)
+
+    value = shift(ci["value"]) if ci["status"] == "resolved" else None
+    name = "log growth factor per unit of " + key if law == "exp" else f"exponent of {key}"
+    fmt = "; ".join(
+        f"{what}: median seed {v['value']:.3g}" if v["value"] is not None else f"{what}: censored"
+        for what, v in (("exp(slope)", ci), ("prefactor c", cc))
+    )
+    detail += (
+        f"; {len(resolved)} {key} value(s) resolved; per-seed fit log n* = log c + "
+        + (f"{key} log g" if law == "exp" else f"k log {key}")
+        + f"; {fmt}; prefactor CI [{cc['lo']}, {cc['hi']}]; value = median seed's "
+        + (f"log(g / {ref:g})" if law == "exp" else f"k - {ref:g}")
+        + (f" (no CI: {ci['reason']})" if ci["reason"] else "")
+    )
+    data.update(prefactor=cc["value"], prefactor_lo=cc["lo"], prefactor_hi=cc["hi"], what=name)
+    return Measured(
+        value,
+        shift(ci["lo"]),
+        shift(ci["hi"]),
+        seeds=len(seeds),
+        ci_method=ci["method"],
+        depths=len(resolved),
+        detail=detail,
+        data=data,
+    )
+
+
 def _fmt_n(side) -> str:
     if side["censored"] == "right":
         return f"> {side['n_star']:.0f}" if side["n_star"] else "not reached"
