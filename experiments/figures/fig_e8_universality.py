@@ -12,7 +12,7 @@ import numpy as np
 from style import plt
 
 from ntkgap import claims, runner
-from ntkgap.arch import ACTS, parse_arch
+from ntkgap.arch import ACTS
 
 EXP = "e8_universality"
 CONFIG = os.path.join(style.ROOT, "experiments", f"{EXP}.toml")
