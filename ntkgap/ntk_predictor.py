@@ -16,6 +16,8 @@ from ntkgap.split import split
 #: being fitted (0: ridgeless); the smallest wins ties
 RIDGE_GRID = (0.0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 TUNED = "tuned"
+#: test-Gram entries computed at once (test rows in blocks of this / n)
+PREDICT_BLOCK_ENTRIES = 2**25
 
 
 def evaluate(
@@ -55,7 +57,8 @@ def evaluate(
       return_predictions: also return the test predictions and points.
 
     Returns:
-      ``test_mse`` and ``train_mse`` relative to the variance, the split's
+      ``test_mse`` and ``train_mse`` relative to the variance (and
+      ``test_mse_se``, the test mean's standard error), the split's
       facts (``overlap``, ...) and the solver's (``ridge``, ``jitter``,
       ``note``); tuned: also ``ridge_factor`` (the chosen grid value) and
       ``ridge_val_mse`` (validation MSE relative to the variance, per factor).
@@ -95,9 +98,19 @@ def evaluate(
             "ridge_val_mse": {repr(f): v / variance for f, v in table.items()},
         }
     sol = krr.fit(k_train, y, ridge=ridge)
-    pred = sol.predict(kernels.gram(arch, xti, xi, kind=kind))
+    # test rows in blocks: a whole leaf cube of test points against a large pool
+    rows = max(256, PREDICT_BLOCK_ENTRIES // max(1, xi.shape[0]))
+    pred = np.concatenate(
+        [
+            sol.predict(kernels.gram(arch, xti[i : i + rows], xi, kind=kind))
+            for i in range(0, xti.shape[0], rows)
+        ]
+    )
     out = {
         "test_mse": float(np.mean((pred - sp.y_test) ** 2)) / variance,
+        # sampling error of the test points (0 in effect where they are the
+        # whole leaf cube outside the pool and the predictor reads only leaves)
+        "test_mse_se": float(np.std((pred - sp.y_test) ** 2) / np.sqrt(pred.size)) / variance,
         "train_mse": float(np.mean((k_train @ sol.alpha - y) ** 2)) / variance,
         **sp.info(),
         **sol.info(),
