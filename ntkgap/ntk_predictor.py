@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ntkgap import kernels, krr
+from ntkgap._infra import memory
 from ntkgap._infra.seeds import derive
 from ntkgap.errors import UsageError
 from ntkgap.split import split
@@ -16,8 +17,6 @@ from ntkgap.split import split
 #: being fitted (0: ridgeless); the smallest wins ties
 RIDGE_GRID = (0.0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
 TUNED = "tuned"
-#: test-Gram entries computed at once (test rows in blocks of this / n)
-PREDICT_BLOCK_ENTRIES = 2**25
 
 
 def evaluate(
@@ -99,7 +98,7 @@ def evaluate(
         }
     sol = krr.fit(k_train, y, ridge=ridge)
     # test rows in blocks: a whole leaf cube of test points against a large pool
-    rows = max(256, PREDICT_BLOCK_ENTRIES // max(1, xi.shape[0]))
+    rows = memory.predict_block_rows(xi.shape[0])
     pred = np.concatenate(
         [
             sol.predict(kernels.gram(arch, xti[i : i + rows], xi, kind=kind))

@@ -10,7 +10,7 @@ from ntkgap import kernels, training
 from ntkgap.arch import parse_arch
 from ntkgap.split import split
 from ntkgap.targets import parse_target
-from ntkgap.train_config import TrainConfig
+from ntkgap.train_config import TrainConfig, validation_size
 
 
 def test_lazy_network_test_error_within_20_percent_of_its_ntk_dynamics():
@@ -58,9 +58,8 @@ def test_lazy_tree_network_test_error_within_20_percent_of_its_ntk_dynamics():
     # the analytic tree NTK (its Gram by look-up table, checked against
     # kernel_fn in test_kernels.py), on a bounded tree target
     arch, target = parse_arch("tree:arity=2,L=3"), parse_target("tree:d=12,L=3,arity=2,node=tanh")
-    n, steps, n_test = 64, 300, 256
-    n_val = round(0.2 * n)
-    sp = split(target, n, seed=1, n_val=n_val, n_test=n_test)
+    n, steps, n_test = 48, 150, 256
+    sp = split(target, n, seed=0, n_val=validation_size(n), n_test=n_test)
     dom = target.domain
     xtr, xte = arch.inputs(dom, sp.x_train), arch.inputs(dom, sp.x_test)
     K, Kt = kernels.gram(arch, xtr), kernels.gram(arch, xte, xtr)
@@ -75,7 +74,9 @@ def test_lazy_tree_network_test_error_within_20_percent_of_its_ntk_dynamics():
         steps=steps, lr=float(lr), optimizer="sgd", alpha=100.0, eval_every=steps,
         checkpoint="last",
     )  # fmt: skip
-    out = training.train(arch, 512, target, n, seeds=[1], cfg=cfg, n_test=n_test,
+    # width 256: the finite-width kernel's fluctuation moves this test error
+    # by ~10% (measured on seeds 0-3: 7%, 8%, 16%, 1%)
+    out = training.train(arch, 256, target, n, seeds=[0], cfg=cfg, n_test=n_test,
                          return_predictions=True)  # fmt: skip
     net = np.mean((np.asarray(out["test_predictions"][0]) - sp.y_test) ** 2)
     assert abs(net - ref) <= 0.2 * ref, (net, ref)

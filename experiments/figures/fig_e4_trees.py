@@ -54,7 +54,8 @@ def draw_family(ax, arity, node):
         ("tree", "tree NTK theory", "tree_ntk"),
     ):
         th = claims.theory_nstar_by_depth(EXP, fam, arch, eps)
-        L = [x for x, v in th.items() if v.get("n_star") is not None]
+        # censored theory (n* beyond its n_max) is drawn at n_max as a triangle
+        L = [x for x, v in th.items() if v.get("n_star") is not None or v.get("censored")]
         if not L:
             continue
         n = np.array([th[x]["n_star"] if not th[x]["censored"] else th[x]["n_max"] for x in L])
@@ -102,6 +103,8 @@ def draw_family(ax, arity, node):
             label="leaf configurations 2^(arity^L)",
         )  # fmt: skip
         ax.set_ylim(1, min(ax.get_ylim()[1], 1e13))
+        ax.set_xlim(min(Ls) - 0.4, max(Ls) + 0.4)
+        ax.set_xticks(range(min(Ls), max(Ls) + 1))
     ax.set(
         yscale="log",
         xlabel="tree depth L",
@@ -109,7 +112,6 @@ def draw_family(ax, arity, node):
         title=f"arity {arity}, node = {node}\n{kurtosis_text(targets)}",
     )
     ax.plot([], [], "^", mfc="none", color="k", label="not reached by n_max")
-    style.integer_x(ax)
 
 
 def draw_lazy(ax):
