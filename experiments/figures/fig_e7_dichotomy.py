@@ -30,7 +30,8 @@ colors = {"tree_ntk": "#1e8449", **style.COLORS}
 
 
 def short(t):
-    return label(t, drop=("d", "seed", "arity"))
+    # arity stays: E4 has arity-2 and arity-3 trees of the same depth
+    return label(t, drop=("d", "seed")).replace("arity=", "a=")
 
 
 pts1, pts2 = [], []
@@ -85,8 +86,8 @@ if not pts2:
 for axis in (a2.xaxis,):
     axis.set_major_formatter(ScalarFormatter())
     axis.set_minor_formatter(NullFormatter())
-for ax in (a1, a2):
-    ax.legend(fontsize=6, loc="upper left")
+a1.legend(fontsize=6, loc="upper left")
+a2.legend(fontsize=6, loc="lower right")
 fig.subplots_adjust(wspace=0.3)
 style.label_points(a1, pts1)
 style.label_points(a2, pts2)
