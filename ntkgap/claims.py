@@ -558,8 +558,9 @@ def _theory_growth(p, exp):
 def _nstar_ratio_growth(p, exp):
     """Q1/Q2 of the dichotomy: how the ratio n*(A) / n*(B) of two predictors
     grows per level of depth. Each predictor is a search method over seeds
-    (median seed, censoring explicit) or ``theory`` (eigenlearning, used only
-    where ``theory_valid``). Per seed (when both sides are searches on the
+    (median seed, censoring explicit; ``[method, arch prefix, ridge]`` picks
+    the kernel searches of that ridge, e.g. ``"tuned"``) or ``theory``
+    (eigenlearning, used only where ``theory_valid``). Per seed (when both sides are searches on the
     same seeds) the log-ratio's slope over resolved depths; the value is the
     median over seeds of exp(slope), with a distribution-free order-statistic
     CI for the median (>= MIN_SEEDS_FOR_CI seeds)."""
