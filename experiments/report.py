@@ -81,12 +81,17 @@ captions = {
     "Right: what trained networks reached at n = 1024.",
     "e3b_parity": "E3b. Sparse parity d=12, k=3: relative test MSE vs n for NTK regression, "
     "eigenlearning (dashed) and a minibatch-Adam two-layer ReLU network.",
-    "e4_trees": "E4. Compositional trees (arity 2, d = 24): n*(0.1) vs depth L for four predictors "
-    "on the same splits: the tree NTK and the trained tree network (same architecture), the fc "
-    "NTK and the trained fc network; median seed with its order-statistic CI; triangles: not "
-    "reached by n_max (up) or reached at n_min (down); lines: eigenlearning theory, hollow where "
-    "n* exceeds 10% of the distinct inputs (theory not valid there); grey: the number of leaf "
-    "configurations 2^(2^L), which bounds the tree predictors' n*.",
+    "e4_trees": "E4. Compositional trees (d = 40; one panel per arity and node, its kurtosis per "
+    "depth in the title): n*(0.1) vs depth L on the same splits for the tree NTK (ridgeless, and "
+    "with its ridge tuned on the nets' validation split), the trained tree network (same "
+    "architecture), the fc NTK and the trained fc network; median seed with its order-statistic "
+    "CI; triangles: not reached by n_max (up) or reached at n_min (down); lines: eigenlearning "
+    "theory, hollow where n* exceeds 10% of the distinct inputs (theory not valid there); grey: "
+    "the number of leaf configurations 2^(arity^L), which bounds the tree predictors' n*. Test "
+    "points: every leaf configuration outside the pool at L <= 3 (exact for the tree "
+    "predictors), 2,048 random ones at L = 4 (quick). Last panel: the lazy tree network "
+    "(centred alpha = 100, gradient descent) beside the tree NTK's regression at the same n, "
+    "seeds and test points.",
     "e5_theory": "E5. Eigenlearning learning curves (lines) against empirical ridgeless NTK "
     "regression (points); relative test MSE vs n.",
     "e6_lazy_rich": "E6. Centred alpha (f - f0) networks on parity:d=12,k=3 at n = 600, full-batch "

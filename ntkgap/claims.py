@@ -319,7 +319,9 @@ def matches(spec: str, family: dict) -> bool:
     return all(s.params.get(k) == v for k, v in family.items() if k != "name")
 
 
-def nstar_by_depth(experiment: str, method: str, family: dict, arch_name: str, eps: float) -> dict:
+def nstar_by_depth(
+    experiment: str, method: str, family: dict, arch_name: str, eps: float, ridge=0.0
+) -> dict:
     """The one n*-vs-L collector of a search method; figures and report use it.
 
     Args:
@@ -328,6 +330,8 @@ def nstar_by_depth(experiment: str, method: str, family: dict, arch_name: str, e
         family: the target family (see ``matches``).
         arch_name: the prefix the cells' arch specs must start with.
         eps: the error level.
+        ridge: only cells with this ``ridge`` (a cell without one has 0.0;
+            ``"tuned"``: the validation-tuned kernel).
 
     Returns:
         dict {L: search record}, sorted by depth L.
@@ -336,7 +340,7 @@ def nstar_by_depth(experiment: str, method: str, family: dict, arch_name: str, e
     for cell, res in runner.results(experiment, method):
         if not cell["arch"].startswith(arch_name) or not matches(cell["target"], family):
             continue
-        if abs(cell["eps"] - eps) > 1e-12:
+        if abs(cell["eps"] - eps) > 1e-12 or cell.get("ridge", 0.0) != ridge:
             continue
         out[depth_of(cell["target"])] = res
     return dict(sorted(out.items()))
@@ -554,17 +558,21 @@ def _theory_growth(p, exp):
 def _nstar_ratio_growth(p, exp):
     """Q1/Q2 of the dichotomy: how the ratio n*(A) / n*(B) of two predictors
     grows per level of depth. Each predictor is a search method over seeds
-    (median seed, censoring explicit) or ``theory`` (eigenlearning, used only
-    where ``theory_valid``). Per seed (when both sides are searches on the
+    (median seed, censoring explicit; ``[method, arch prefix, ridge]`` picks
+    the kernel searches of that ridge, e.g. ``"tuned"``) or ``theory``
+    (eigenlearning, used only where ``theory_valid``). Per seed (when both sides are searches on the
     same seeds) the log-ratio's slope over resolved depths; the value is the
     median over seeds of exp(slope), with a distribution-free order-statistic
     CI for the median (>= MIN_SEEDS_FOR_CI seeds)."""
     eps, family = p["eps"], p["family"]
     sides = []
     for side in (p["a"], p["b"]):
-        if not (isinstance(side, list) and len(side) == 2):
-            raise UsageError(f"claim params a/b: {side!r} must be [method, arch prefix]")
-        method, arch = side
+        if not (isinstance(side, list) and len(side) in (2, 3)):
+            raise UsageError(
+                f"claim params a/b: {side!r} must be [method, arch prefix] or "
+                "[method, arch prefix, ridge]"
+            )
+        method, arch, ridge = (*side, 0.0)[:3]
         if method == "theory":
             th = theory_nstar_by_depth(exp, family, arch, eps)
             sides.append(
@@ -575,7 +583,7 @@ def _nstar_ratio_growth(p, exp):
                 }
             )
         else:
-            recs = nstar_by_depth(exp, method, family, arch, eps)
+            recs = nstar_by_depth(exp, method, family, arch, eps, ridge)
             sides.append(
                 {
                     L: {
@@ -597,7 +605,7 @@ def _nstar_ratio_growth(p, exp):
         "b_censored": [b[L]["censored"] for L in common],
     }
     detail = (
-        f"n*({eps}) of {' '.join(p['a'])} / {' '.join(p['b'])} by depth: "
+        f"n*({eps}) of {' '.join(map(str, p['a']))} / {' '.join(map(str, p['b']))} by depth: "
         + ", ".join(f"L={L}: {_fmt_n(a[L])} / {_fmt_n(b[L])}" for L in common)
         + f"; {len(resolved)} depth(s) resolved on both sides"
     )
