@@ -44,8 +44,8 @@ $(REF_STAMP): requirements-ref.lock setup.cfg pyproject.toml
 	@touch $@
 
 # experiments -> results (resumable, keyed by cell) -> figures -> REPORT.md
-EXPS := e1_spectra zoo e3b_parity e6_lazy_rich e2_control e3a_sawtooth e4_trees
-FIGS := e1_spectra e2_control e3a_sawtooth e3b_parity e4_trees e5_theory e6_lazy_rich e7_dichotomy spectra
+EXPS := e1_spectra zoo e3b_parity e6_lazy_rich e2_control e3a_sawtooth e4_trees e9_rhm e8_universality
+FIGS := e1_spectra e2_control e3a_sawtooth e3b_parity e4_trees e5_theory e6_lazy_rich e7_dichotomy spectra e9_rhm e8_universality
 RUN = results/.done-$(PROFILE)-
 STYLE := experiments/figures/style.py experiments/analysis.py
 FIGFILES := $(FIGS:%=figures/%.png)
@@ -73,6 +73,8 @@ $(RUN)e6_lazy_rich: | $(RUN)e3b_parity
 $(RUN)e2_control: | $(RUN)e6_lazy_rich
 $(RUN)e3a_sawtooth: | $(RUN)e2_control
 $(RUN)e4_trees: | $(RUN)e3a_sawtooth
+$(RUN)e9_rhm: | $(RUN)e4_trees
+$(RUN)e8_universality: | $(RUN)e9_rhm
 
 figures/%.png: experiments/figures/fig_%.py $(STYLE) $(MARK)
 	NTKGAP_PROFILE=$(PROFILE) $(PY) $<
@@ -86,6 +88,8 @@ figures/e5_theory.png: $(RUN)e4_trees $(RUN)e3b_parity $(RUN)e3a_sawtooth
 figures/e6_lazy_rich.png: $(RUN)e6_lazy_rich
 figures/e7_dichotomy.png: $(RUN)zoo $(RUN)e4_trees
 figures/spectra.png: $(RUN)zoo
+figures/e9_rhm.png: $(RUN)e9_rhm
+figures/e8_universality.png: $(RUN)e8_universality
 
 test: $(STAMP)
 	$(PY) -m pytest tests --durations=15

@@ -85,12 +85,17 @@ captions = {
     "(ridgeless and validation-tuned ridge) and the trained two-layer net of the same "
     "architecture, per (activation, b_std); median seed with its order-statistic CI, triangles: "
     "censored; dashed: eigenlearning.",
-    "e4_trees": "E4. Compositional trees (arity 2, d = 24): n*(0.1) vs depth L for four predictors "
-    "on the same splits: the tree NTK and the trained tree network (same architecture), the fc "
-    "NTK and the trained fc network; median seed with its order-statistic CI; triangles: not "
-    "reached by n_max (up) or reached at n_min (down); lines: eigenlearning theory, hollow where "
-    "n* exceeds 10% of the distinct inputs (theory not valid there); grey: the number of leaf "
-    "configurations 2^(2^L), which bounds the tree predictors' n*.",
+    "e4_trees": "E4. Compositional trees (d = 40; one panel per arity and node, its kurtosis per "
+    "depth in the title): n*(0.1) vs depth L on the same splits for the tree NTK (ridgeless, and "
+    "with its ridge tuned on the nets' validation split), the trained tree network (same "
+    "architecture), the fc NTK and the trained fc network; median seed with its order-statistic "
+    "CI; triangles: not reached by n_max (up) or reached at n_min (down); lines: eigenlearning "
+    "theory, hollow where n* exceeds 10% of the distinct inputs (theory not valid there); grey: "
+    "the number of leaf configurations 2^(arity^L), which bounds the tree predictors' n*. Test "
+    "points: every leaf configuration outside the pool at L <= 3 (exact for the tree "
+    "predictors), 2,048 random ones at L = 4 (quick). Last panel: the lazy tree network "
+    "(centred alpha = 100, gradient descent) beside the tree NTK's regression at the same n, "
+    "seeds and test points.",
     "e5_theory": "E5. Eigenlearning learning curves (lines) against empirical ridgeless NTK "
     "regression (points); relative test MSE vs n.",
     "e6_lazy_rich": "E6. Centred alpha (f - f0) networks on parity:d=12,k=3 at n = 600, full-batch "
@@ -98,6 +103,20 @@ captions = {
     "regression on the same n.",
     "e7_dichotomy": "E7. Left: kernels' n*(0.1) against Fourier complexity (average Walsh degree). "
     "Right: trained networks' n*(0.1) against architectural complexity (number of constituents).",
+    "e9_rhm": "E9. Random hierarchy model (s = 2, n_c = 2, label +-1): n*(0.3), the regression "
+    "error relative to the label variance (the paper's P* is for classification error), of the "
+    "trained CNN (filters = strides = s, shared weights), its NTK, the trained fc net and the fc "
+    "NTK; left: vs depth L at fixed v, m; right: vs m = v at fixed L; median seed with its "
+    "order-statistic CI, triangles not reached by n_max; dotted: the published P* = n_c m^L "
+    "(Cagnetta et al., PRX 2024) with prefactor 1; grey: the number of valid strings "
+    "n_c m^(2^L - 1).",
+    "e8_universality": "E8. Universality. Heat maps: eigenlearning n*(0.1) (log10; '>': not "
+    "reached by the largest n, '-': not run in this profile) of each activation's NTK on sparse "
+    "parity d = 12 for b_std = 0, 0.1, 1, on the sawtooth and the E4 trees (b_std = 0.1), and "
+    "of fc:depth=2 with residual blocks or LayerNorm. Bottom right: per claim, the ratio "
+    "n*(own tree NTK) / n*(trained tree net) of the median seeds against depth L on tanh trees "
+    "(same architecture, activation and splits), with the median seed's growth per level and "
+    "the verdict.",
     "spectra": "Spectra of the zoo: share of variance per frequency (circle) and per Walsh degree "
     "(hypercube).",
 }

@@ -11,10 +11,23 @@ kernel_fn), so a finite network and its infinite-width kernel are one object.
   z + branch * Dense(act(LayerNorm z)) with norm=layer), then act and the
   readout; ``branch`` scales the block's Dense (W_std and b_std), so
   branch=0 is ``fc:depth=1``.
-* ``tree:arity=a,L=L,act=...,W_std,b_std``: the depth-aware network of a
-  tree target: L locally connected layers (``stax.ConvLocal``, filter =
-  stride = a, no weight sharing) over the first a^L coordinates, each
-  followed by the activation, then a Dense readout.
+* ``tree:arity=a,L=L,act=...,W_std,b_std,share=0|1``: the depth-aware
+  network of a tree target: L locally connected layers (``stax.ConvLocal``,
+  filter = stride = a, no weight sharing) over the first a^L coordinates,
+  each followed by the activation, then a Dense readout. ``share=1`` makes
+  each layer a convolution (``stax.Conv``, the same filter at every
+  position): the CNN of the random hierarchy model (Cagnetta et al., PRX
+  2024), whose production rules are the same at every position of a level.
+  Sharing changes the trained network, not the infinite-width kernel: with
+  a Flatten readout (no pooling) the cross-position covariances that
+  sharing adds never reach the output, so the NTK and NNGP of ``share=1``
+  equal those of ``share=0`` (Novak et al., ICLR 2019, for the NNGP; the
+  tests compare the two kernel_fns).
+
+Inputs: on the hypercube each coordinate is one channel (a tree reads
+shape (a^L, 1)); on the random hierarchy model's token strings each
+position carries its one-hot token (v channels): a tree reads shape
+(a^L, v), fc the flattened (s^L v) one-hot vector.
 
 Activations (``act``, every arch): relu, leaky_relu (``slope``), abs, gelu,
 erf, sin (stax closed-form kernels) and tanh, silu, softplus
@@ -68,8 +81,15 @@ SCHEMAS = {
         doc="fully connected, NTK parametrisation",
     ),
     "tree": Schema(
-        {"arity": Field(int, min=2, max=64), "L": Field(int, min=1, max=24), **_common},
-        doc="locally connected tree over the first arity^L inputs",
+        {
+            "arity": Field(int, min=2, max=64),
+            "L": Field(int, min=1, max=24),
+            **_common,
+            "share": Field(
+                int, default=0, choices=(0, 1), doc="1: shared filters (a CNN, stax.Conv)"
+            ),
+        },
+        doc="locally connected tree (share=1: CNN) over the first arity^L inputs or tokens",
     ),
 }
 
@@ -123,7 +143,13 @@ class Arch:
         return self.spec["arity"] ** self.spec["L"]
 
     def check_domain(self, domain) -> None:
-        if self.name == "tree":
+        if self.name == "tree" and _tokens(domain):
+            if self.leaves > domain.length:
+                raise UsageError(
+                    f"arch '{self.spec}': arity^L = {self.leaves} exceeds the "
+                    f"{domain.length} token positions of {domain}"
+                )
+        elif self.name == "tree":
             if not isinstance(domain, Hypercube):
                 raise UsageError(f"arch '{self.spec}' needs a hypercube domain, got {domain}")
             if self.leaves > domain.d:
@@ -138,6 +164,9 @@ class Arch:
             return (
                 "angle u = theta/2pi" if self.spec["input"] == "angle" else "(cos theta, sin theta)"
             )
+        if _tokens(domain):
+            which = f"tokens 1..{self.leaves}" if self.name == "tree" else "all tokens"
+            return f"{which}, one-hot over v={domain.target.v}"
         if self.name == "tree":
             return f"x_1..x_{self.leaves} in {{-1,+1}}"
         return "x in {-1,+1}^d"
@@ -149,6 +178,12 @@ class Arch:
             if self.spec["input"] == "angle":
                 return Circle.angle(points)[:, None]
             return domain.features(points)
+        if _tokens(domain):
+            # one-hot, position-major: (n, positions * v) -> (n, positions, v)
+            x = domain.features(points)
+            if self.name == "tree":
+                return x.reshape(x.shape[0], domain.length, -1)[:, : self.leaves]
+            return x
         x = np.asarray(points, dtype=np.float64)
         if self.name == "tree":
             return x[:, : self.leaves, None]
@@ -164,7 +199,7 @@ class Arch:
 
         def local(channels, f):
             layers.append(
-                stax.ConvLocal(
+                (stax.Conv if s.params.get("share") else stax.ConvLocal)(
                     channels,
                     (f,),
                     strides=(f,),
@@ -220,7 +255,8 @@ class Arch:
 
         For ``tree`` archs with ``fast=True`` the apply_fn is stax's own
         except that each ConvLocal layer is evaluated as matmuls over its
-        non-overlapping patches instead of ``lax.conv_general_dilated_local``
+        non-overlapping patches (``share=1``: one matmul with the shared
+        filter) instead of ``lax.conv_general_dilated_local``
         (~2x slower on CPU): one GEMM with the block-diagonal matrix of the
         position blocks while that matrix is small (``BLOCK_DIAGONAL_MAX``
         entries; ~12% faster training for width-32 tree nets on CPU), else a
@@ -261,9 +297,19 @@ class Arch:
             # float32 network to float64 under x64
             return out * float(W_std / np.sqrt(c * a)) + b_std * bias
 
+        def shared(params, x, a):
+            # params (W (a, C, out), b (1, 1, out)); a patch's features are
+            # position-major, as W's (filter position, channel) rows
+            Wt, bias = params
+            n, w_in, c = x.shape
+            out = x.reshape(n, w_in // a, a * c) @ Wt.reshape(a * c, Wt.shape[-1])
+            return out * float(W_std / np.sqrt(c * a)) + b_std * bias
+
+        conv = shared if self.spec["share"] else local
+
         def fast_apply(params, x, **kwargs):
             for p, f, a in zip(params, applies, filters):
-                x = f(p, x) if a is None else local(p, x, a)
+                x = f(p, x) if a is None else conv(p, x, a)
             return x
 
         return init_fn, fast_apply, kernel_fn
@@ -271,6 +317,11 @@ class Arch:
     @property
     def kernel_fn(self):
         return self.stax(1)[2]
+
+
+def _tokens(domain) -> bool:
+    """Whether the domain's points are token strings (the RHM's)."""
+    return getattr(domain, "name", None) == "rhm"
 
 
 def parse_arch(text: str) -> Arch:

@@ -331,7 +331,9 @@ def matches(spec: str, family: dict) -> bool:
     return all(s.params.get(k) == v for k, v in family.items() if k != "name")
 
 
-def nstar_by_depth(experiment: str, method: str, family: dict, arch_name: str, eps: float) -> dict:
+def nstar_by_depth(
+    experiment: str, method: str, family: dict, arch_name: str, eps: float, ridge=0.0
+) -> dict:
     """The one n*-vs-L collector of a search method; figures and report use it.
 
     Args:
@@ -340,6 +342,8 @@ def nstar_by_depth(experiment: str, method: str, family: dict, arch_name: str, e
         family: the target family (see ``matches``).
         arch_name: the prefix the cells' arch specs must start with.
         eps: the error level.
+        ridge: only cells with this ``ridge`` (a cell without one has 0.0;
+            ``"tuned"``: the validation-tuned kernel).
 
     Returns:
         dict {L: search record}, sorted by depth L.
@@ -348,7 +352,7 @@ def nstar_by_depth(experiment: str, method: str, family: dict, arch_name: str, e
     for cell, res in runner.results(experiment, method):
         if not cell["arch"].startswith(arch_name) or not matches(cell["target"], family):
             continue
-        if abs(cell["eps"] - eps) > 1e-12:
+        if abs(cell["eps"] - eps) > 1e-12 or cell.get("ridge", 0.0) != ridge:
             continue
         out[depth_of(cell["target"])] = res
     return dict(sorted(out.items()))
@@ -618,17 +622,21 @@ def _theory_growth(p, exp):
 def _nstar_ratio_growth(p, exp):
     """Q1/Q2 of the dichotomy: how the ratio n*(A) / n*(B) of two predictors
     grows per level of depth. Each predictor is a search method over seeds
-    (median seed, censoring explicit) or ``theory`` (eigenlearning, used only
-    where ``theory_valid``). Per seed (when both sides are searches on the
+    (median seed, censoring explicit; ``[method, arch prefix, ridge]`` picks
+    the kernel searches of that ridge, e.g. ``"tuned"``) or ``theory``
+    (eigenlearning, used only where ``theory_valid``). Per seed (when both sides are searches on the
     same seeds) the log-ratio's slope over resolved depths; the value is the
     median over seeds of exp(slope), with a distribution-free order-statistic
     CI for the median (>= MIN_SEEDS_FOR_CI seeds)."""
     eps, family = p["eps"], p["family"]
     sides = []
     for side in (p["a"], p["b"]):
-        if not (isinstance(side, list) and len(side) == 2):
-            raise UsageError(f"claim params a/b: {side!r} must be [method, arch prefix]")
-        method, arch = side
+        if not (isinstance(side, list) and len(side) in (2, 3)):
+            raise UsageError(
+                f"claim params a/b: {side!r} must be [method, arch prefix] or "
+                "[method, arch prefix, ridge]"
+            )
+        method, arch, ridge = (*side, 0.0)[:3]
         if method == "theory":
             th = theory_nstar_by_depth(exp, family, arch, eps)
             sides.append(
@@ -639,7 +647,7 @@ def _nstar_ratio_growth(p, exp):
                 }
             )
         else:
-            recs = nstar_by_depth(exp, method, family, arch, eps)
+            recs = nstar_by_depth(exp, method, family, arch, eps, ridge)
             sides.append(
                 {
                     L: {
@@ -661,7 +669,7 @@ def _nstar_ratio_growth(p, exp):
         "b_censored": [b[L]["censored"] for L in common],
     }
     detail = (
-        f"n*({eps}) of {' '.join(p['a'])} / {' '.join(p['b'])} by depth: "
+        f"n*({eps}) of {' '.join(map(str, p['a']))} / {' '.join(map(str, p['b']))} by depth: "
         + ", ".join(f"L={L}: {_fmt_n(a[L])} / {_fmt_n(b[L])}" for L in common)
         + f"; {len(resolved)} depth(s) resolved on both sides"
     )
@@ -953,6 +961,88 @@ def _nstar_ratio(p, exp):
         data={"rows": rows},
         lo_censored=env["lo_c"],
         hi_censored=env["hi_c"],
+    )
+
+
+@statistic("nstar_scaling")
+def _nstar_scaling(p, exp):
+    """A published scaling law of one predictor's n*: log n* = log c + x log g
+    (``law = "exp"``: n* ~ c g^x, x a target key such as L) or log n* = log c
+    + k log x (``law = "power"``: n* ~ c x^k, e.g. x = m). Per seed a least-
+    squares line over the x values where the median seed is resolved (a seed
+    censored at one of them has an unknown slope); the value is the median
+    seed's log(g / ``base``) (exp) or k - ``exponent`` (power), so 0 is the
+    law and an ``equivalence`` rule is two-sided on it; the CI is the
+    distribution-free order-statistic CI of the median over seeds (>=
+    MIN_SEEDS_FOR_CI seeds). The prefactor c (median seed, same CI method)
+    is in the detail and data."""
+    eps, family, key = p["eps"], p["family"], p.get("x", "L")
+    law = p.get("law", "exp")
+    if law not in ("exp", "power") or not (isinstance(p.get("a"), list) and len(p["a"]) == 2):
+        raise UsageError("claim params: law must be exp or power, a = [method, arch prefix]")
+    ref = float(p["base"] if law == "exp" else p["exponent"])
+    method, arch = p["a"]
+    recs = {}
+    for cell, res in runner.results(exp, method):
+        if not cell["arch"].startswith(arch) or not matches(cell["target"], family):
+            continue
+        if abs(cell["eps"] - eps) <= 1e-12:
+            recs[param_of(cell["target"], key)] = res
+    xs = sorted(recs)
+    resolved = [x for x in xs if not recs[x]["median"].get("censored")]
+    detail = f"n*({eps}) of {method} {arch} by {key}: " + ", ".join(
+        f"{key}={x}: " + _fmt_n(recs[x]["median"]) for x in xs
+    )
+    data = {key: xs, "n_star": [recs[x]["median"]["n_star"] for x in xs]}
+    if len(resolved) < 2:
+        return Measured(None, depths=len(resolved), detail=detail + "; < 2 resolved", data=data)
+    t = np.array(resolved, float) if law == "exp" else np.log(np.array(resolved, float))
+    slopes, prefactors = [], []
+    seeds = sorted(set.intersection(*[{r["seed"] for r in recs[x]["per_seed"]} for x in resolved]))
+    for sd in seeds:
+        rows = [next(r for r in recs[x]["per_seed"] if r["seed"] == sd) for x in resolved]
+        cens = [r.get("censored") for r in rows]
+        b, a = np.polyfit(t, np.log([r.get("n_star") or r.get("bound") for r in rows]), 1)
+        if not any(cens):
+            slopes.append(math.exp(b))  # exp(slope) > 0: the median's scale
+            prefactors.append(math.exp(a))
+        else:
+            # a censored n* moves the least-squares slope one way: up when it is
+            # right-censored above the mean x or left-censored below it, else down;
+            # when all agree, the slope at the bounds is a one-sided bound
+            ups = {(x > t.mean()) == (c == "right") for x, c in zip(t, cens) if c}
+            g = math.exp(b)
+            slopes.append((g, math.inf) if ups == {True} else (0.0, g) if ups == {False}
+                          else (0.0, math.inf))  # fmt: skip
+            prefactors.append((0.0, math.inf))
+    ci, cc = scaling.median_censored(slopes), scaling.median_censored(prefactors)
+
+    def shift(v):
+        return None if v is None else math.log(v) - (math.log(ref) if law == "exp" else ref)
+
+    value = shift(ci["value"]) if ci["status"] == "resolved" else None
+    name = "log growth factor per unit of " + key if law == "exp" else f"exponent of {key}"
+    fmt = "; ".join(
+        f"{what}: median seed {v['value']:.3g}" if v["value"] is not None else f"{what}: censored"
+        for what, v in (("exp(slope)", ci), ("prefactor c", cc))
+    )
+    detail += (
+        f"; {len(resolved)} {key} value(s) resolved; per-seed fit log n* = log c + "
+        + (f"{key} log g" if law == "exp" else f"k log {key}")
+        + f"; {fmt}; prefactor CI [{cc['lo']}, {cc['hi']}]; value = median seed's "
+        + (f"log(g / {ref:g})" if law == "exp" else f"k - {ref:g}")
+        + (f" (no CI: {ci['reason']})" if ci["reason"] else "")
+    )
+    data.update(prefactor=cc["value"], prefactor_lo=cc["lo"], prefactor_hi=cc["hi"], what=name)
+    return Measured(
+        value,
+        shift(ci["lo"]),
+        shift(ci["hi"]),
+        seeds=len(seeds),
+        ci_method=ci["method"],
+        depths=len(resolved),
+        detail=detail,
+        data=data,
     )
 
 

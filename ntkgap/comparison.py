@@ -4,8 +4,9 @@ compare`` and the function ``ntkgap.compare`` (this module is not named
 
 For each depth L the family's member ``with_depth(family, L)`` is learned by
 four predictors: the depth-aware architecture's NTK and trained network
-(``tree:arity=A,L=L``, from the family's arity, or a DAG file's
-``tree_arch()``; absent when the target has none) and the fc NTK and trained
+(``tree:arity=A,L=L``, from the family's arity, or a DAG file's or a
+random hierarchy model's ``tree_arch()``, the latter a CNN; absent when the
+target has none) and the fc NTK and trained
 fc network (``fc:depth=2``). :func:`plan` builds the experiment config
 (the claims Q1/Q2 of E4, statistic ``nstar_ratio_growth``); :func:`compare`
 writes it to ``OUT/compare.toml``, runs it through :func:`ntkgap.runner.run`
@@ -132,6 +133,24 @@ def _tree_arch(target, spec: str) -> str | None:
     return None
 
 
+def _distinct_inputs(target, arch) -> int | None:
+    """How many inputs ``arch`` can tell apart on the target's domain, when
+    that is small (< 2^40): the 2^reads sign patterns of the coordinates it
+    reads on the hypercube, the valid strings of a random hierarchy model;
+    None otherwise."""
+    dom = target.domain
+    if getattr(dom, "name", None) == "rhm":
+        return dom.size if dom.size < 2**40 else None
+    reads = arch.leaves if arch.name == "tree" else getattr(dom, "d", None)
+    return 2**reads if reads is not None and reads < 40 else None
+
+
+def _has_theory(target) -> bool:
+    """Whether eigenlearning theory applies: its exact eigensystems are on
+    the hypercube and the circle, not on a random hierarchy model's strings."""
+    return getattr(target.domain, "name", None) != "rhm"
+
+
 def plan(family, depths, budget: str = "quick") -> dict:
     """The experiment config of a comparison, validated (nothing written).
 
@@ -162,23 +181,22 @@ def plan(family, depths, budget: str = "quick") -> dict:
             raise UsageError(f"--family: depths {by_depth[spec]} and {L} give the same target")
         by_depth[spec] = L
         tree = _tree_arch(target, spec)
-        # the input bits each arch reads (None: no small cap, e.g. RHM strings)
-        archs = [(FC, getattr(target.domain, "d", None))]
-        if tree is not None:
-            archs.insert(0, (tree, parse_arch(tree).leaves))
-        for arch, reads in archs:
+        archs = [FC] if tree is None else [tree, FC]
+        for arch in archs:
             parse_arch(arch).check_domain(target.domain)
-            # far fewer samples than the 2^reads inputs the arch can tell apart
-            small = reads is not None and reads < 40
-            cap = 2**reads * 3 // 4 if small else b["n_max"]
+            distinct = _distinct_inputs(target, parse_arch(arch))
+            # far fewer samples than the inputs the arch can tell apart
+            small = distinct is not None
+            cap = distinct * 3 // 4 if small else b["n_max"]
             n_max = max(2, min(b["n_max"], cap))
             n_min = min(4, n_max - 1)
             common = dict(arch=arch, target=spec, eps=EPS, seeds=seeds, n_min=n_min, n_max=n_max)
-            n_test = min(b["n_test"], max(16, 2**reads // 4)) if small else b["n_test"]
-            grids.append(
-                dict(method="theory", arch=arch, target=spec, eps=[EPS],
-                     n=[n for n in b["theory_n"] if n <= max(cap, 4)])
-            )  # fmt: skip
+            n_test = min(b["n_test"], max(16, distinct // 4)) if small else b["n_test"]
+            if _has_theory(target):
+                grids.append(
+                    dict(method="theory", arch=arch, target=spec, eps=[EPS],
+                         n=[n for n in b["theory_n"] if n <= max(cap, 4)])
+                )  # fmt: skip
             grids.append(dict(method="ntk_search", n_test=n_test, **common))
             grids.append(
                 dict(method="net_search", width=b["width"], lr=b["lr"], steps=b["steps"],

@@ -17,6 +17,12 @@ only through z = x * y on its s leaves (each locally connected unit sees
 So for +-1 inputs with s <= ``TREE_LOOKUP_MAX_LEAVES`` ``gram`` evaluates
 kernel_fn once on the 2^s pairs (1, z) and reads entry (i, j) at the leaf
 index of x_i XOR the index of x_j: exact, and memory-bound.
+
+One-hot inputs (the random hierarchy model's token strings: 0/1 entries,
+shape (positions, v) for a tree, (positions * v,) for fc) take neither
+table: ``gram`` runs kernel_fn in blocks of exactly ``ONE_HOT_BLOCK`` rows
+and columns (the last block padded), so the adaptive n* searches, which
+ask for Grams of many sizes, compile the kernel once per architecture.
 """
 
 from __future__ import annotations
@@ -35,6 +41,8 @@ from ntkgap.errors import UsageError
 KINDS = ("ntk", "nngp")
 # the look-up table of a tree kernel has 2^leaves entries
 TREE_LOOKUP_MAX_LEAVES = 20
+# block of one-hot Grams: one compiled shape for every n (see module docstring)
+ONE_HOT_BLOCK = 128
 
 
 @functools.lru_cache(maxsize=32)
@@ -45,6 +53,10 @@ def _block_fn(arch, kind):
 
 def _pm1(x) -> bool:
     return x.ndim == 2 and x.size > 0 and bool(np.all(np.abs(x) == 1.0))
+
+
+def _one_hot(x) -> bool:
+    return x.size > 0 and bool(np.all((x == 0.0) | (x == 1.0))) and not np.all(x == 1.0)
 
 
 def hypercube_table(arch, d: int, kind: str = "ntk") -> np.ndarray:
@@ -76,14 +88,16 @@ def gram(
 
     With ``hypercube_lookup`` (the default), +-1 inputs of an ``fc`` arch (and
     of small ``tree`` archs) take the exact table look-up path of the module
-    docstring; otherwise kernel_fn runs in padded blocks.
+    docstring; otherwise kernel_fn runs in padded blocks (one-hot inputs:
+    blocks of ``ONE_HOT_BLOCK``).
 
     Args:
         arch: a parsed architecture.
         x1: network inputs (already through ``arch.inputs``), n1 rows.
         x2: network inputs, n2 rows; None for the symmetric K(x1, x1).
         kind: the kernel kind, one of KINDS (``"ntk"`` or ``"nngp"``).
-        block: rows and columns per kernel_fn call.
+        block: rows and columns per kernel_fn call (at most; one-hot inputs
+            use min(block, ONE_HOT_BLOCK) whatever n is).
         hypercube_lookup: whether +-1 inputs may use the table look-up.
 
     Returns:
@@ -124,6 +138,8 @@ def gram(
     out = np.empty((n1, n2))
     fn = _block_fn(arch, kind)
     b1, b2 = min(block, n1), min(block, n2)
+    if _one_hot(x1) and (sym or _one_hot(x2)):
+        b1 = b2 = min(block, ONE_HOT_BLOCK)
 
     def padded(x, start, size):
         part = x[start : start + size]

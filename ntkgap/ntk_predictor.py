@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from ntkgap import kernels, krr
+from ntkgap._infra import memory
 from ntkgap._infra.seeds import derive
 from ntkgap.errors import UsageError
 from ntkgap.split import split
@@ -55,7 +56,8 @@ def evaluate(
       return_predictions: also return the test predictions and points.
 
     Returns:
-      ``test_mse`` and ``train_mse`` relative to the variance, the split's
+      ``test_mse`` and ``train_mse`` relative to the variance (and
+      ``test_mse_se``, the test mean's standard error), the split's
       facts (``overlap``, ...) and the solver's (``ridge``, ``jitter``,
       ``note``); tuned: also ``ridge_factor`` (the chosen grid value) and
       ``ridge_val_mse`` (validation MSE relative to the variance, per factor).
@@ -95,9 +97,19 @@ def evaluate(
             "ridge_val_mse": {repr(f): v / variance for f, v in table.items()},
         }
     sol = krr.fit(k_train, y, ridge=ridge)
-    pred = sol.predict(kernels.gram(arch, xti, xi, kind=kind))
+    # test rows in blocks: a whole leaf cube of test points against a large pool
+    rows = memory.predict_block_rows(xi.shape[0])
+    pred = np.concatenate(
+        [
+            sol.predict(kernels.gram(arch, xti[i : i + rows], xi, kind=kind))
+            for i in range(0, xti.shape[0], rows)
+        ]
+    )
     out = {
         "test_mse": float(np.mean((pred - sp.y_test) ** 2)) / variance,
+        # sampling error of the test points (0 in effect where they are the
+        # whole leaf cube outside the pool and the predictor reads only leaves)
+        "test_mse_se": float(np.std((pred - sp.y_test) ** 2) / np.sqrt(pred.size)) / variance,
         "train_mse": float(np.mean((k_train @ sol.alpha - y) ** 2)) / variance,
         **sp.info(),
         **sol.info(),

@@ -15,7 +15,9 @@ repeat: the pool then covers the cube as evenly as possible, the test set
 is drawn from the whole cube, and ``overlap`` (the fraction of test points
 whose configuration is in the pool) says so. Coordinates outside the
 support are filled at random from the seed. On the circle points are
-continuous: the overlap is 0.
+continuous: the overlap is 0. The random hierarchy model's domain (valid
+token strings) draws its own split (``RHMDomain.draw_split``): distinct
+strings in the pool, test strings outside it, overlap 0.
 """
 
 from __future__ import annotations
@@ -95,6 +97,12 @@ def split(target, n: int, *, seed: int, n_val: int = 0, n_test: int = 2000) -> S
         test = dom.sample(n_test, seed=derive(seed, "test", n))
         overlap = float(np.mean(np.isin(test, pool)))
         return _finish(target, pool, test, n_val, overlap, 0, None, False)
+    if hasattr(dom, "draw_split"):  # token strings (the RHM): distinct valid strings
+        pool, test, exhaustive = dom.draw_split(
+            n, n_test, pool_seed=derive(seed, "split-pool", n),
+            test_seed=derive(seed, "split-test", n, n_test),
+        )  # fmt: skip
+        return _finish(target, pool, test, n_val, 0.0, 0, None, exhaustive)
     sup = np.asarray(target.support, dtype=np.int64)
     # distinct in the inputs the label depends on (the support) while the
     # support's cube is larger than the pool; once n covers it (a sparse

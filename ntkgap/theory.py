@@ -42,6 +42,14 @@ def _recursive_tree_target(arch, target) -> bool:
     )
 
 
+def _multilinear_tree(target) -> bool:
+    """A tree target whose nodes are multilinear in their children (not tanh)
+    and whose support is too large for the Walsh transform."""
+    from ntkgap.targets.boolean import Tree
+
+    return isinstance(target, Tree) and target.node != "tanh" and len(target.support) > 24
+
+
 # above this many blocks, blocks whose eigenvalues agree to MERGE_RTOL are
 # merged for eigenlearning (multiplicity and power summed, eigenvalue the
 # multiplicity-weighted mean, so the trace is kept): a block's learnability
@@ -130,6 +138,12 @@ def spectrum(arch, target, *, kmax: int | None = None) -> tuple[Spectrum, eigen.
         return sp, es
     if arch.name == "tree" and _recursive_tree_target(arch, target):
         return _tree_spectrum(arch, target)
+    if arch.name == "fc" and _multilinear_tree(target):
+        # the degree profile by recursion over the tree: no 2^s transform
+        from ntkgap import tree_eigen
+
+        prof = tree_eigen.tree_degree_profile(target)
+        return _fc_spectrum(arch, domain, target, prof, float(prof[1:].sum()))
     ws = walsh.walsh_spectrum(target)
     variance = target_variance(target)
     if arch.name == "tree":
@@ -156,11 +170,15 @@ def spectrum(arch, target, *, kmax: int | None = None) -> tuple[Spectrum, eigen.
             variance=variance,
         )
         return sp, es
+    return _fc_spectrum(arch, domain, target, ws.degree_profile(), variance)
+
+
+def _fc_spectrum(arch, domain, target, prof, variance):
+    """An fc kernel's blocks (one per Walsh degree) and the target's power per degree."""
     d = domain.d
     kmax = d if d <= 40 else min(d, len(target.support) + 8)
     es = eigen.hypercube_fc(arch, d, kmax)
     power = np.zeros(kmax + 1)
-    prof = ws.degree_profile()
     power[: prof.size] = prof
     sp = Spectrum(es.eigenvalue, es.multiplicity, power, tail=es.tail_trace, variance=variance)
     return sp, es

@@ -71,8 +71,8 @@ FIELDS: tuple[Option, ...] = (
         "alpha", float, None, "centred alpha (f - f0) model, lazy when large (unset: off)", min=0,
         open_min=True, optional=True,
     ),
-    Option("param", str, "ntk", "parametrisation (mf: readout scaled 1/sqrt(width))",
-           choices=("ntk", "mf")),
+    Option("param", str, "ntk", "parametrisation (mf: muP / mean-field, readout 1/width and "
+           "learning rates scaled with width; training.param_scaling)", choices=("ntk", "mf")),
     Option("weight_decay", float, 0.0, "weight decay (decoupled for adam)", min=0),
     Option("dtype", str, "float32", "parameter and data dtype", choices=("float32", "float64")),
     Option("checkpoint", str, "best", "parameters scored: best validation or last",
@@ -180,7 +180,8 @@ def validate(cfg: TrainConfig) -> None:
     """Checks a TrainConfig's fields and their combination.
 
     Raises UsageError ``training: name=value ...`` for the first bad field,
-    or for a combination that would not mean what it says (alpha needs sgd).
+    or for a combination that would not mean what it says (alpha needs sgd
+    and param=ntk).
 
     Args:
         cfg: the training configuration.
@@ -200,6 +201,12 @@ def validate(cfg: TrainConfig) -> None:
         raise UsageError(
             f"training: alpha={cfg.alpha:g} needs optimizer=sgd (got {cfg.optimizer}): "
             "Adam's normalised steps do not give the lazy (linearised) dynamics"
+        )
+    if cfg.alpha is not None and cfg.param == "mf":
+        # two output scalings at once: alpha sets the lazy/rich scale itself
+        raise UsageError(
+            f"training: alpha={cfg.alpha:g} needs param=ntk (got param=mf): alpha and the "
+            "mean-field parametrisation both set the output scale"
         )
 
 

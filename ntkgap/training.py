@@ -5,9 +5,9 @@ The model is the stax network of ``arch.stax(width)``; with ``alpha`` set it
 is the centred, rescaled model alpha (f(theta) - f(theta_0)) of Chizat,
 Oyallon & Bach 2019 (loss divided by alpha^2, so large alpha is the lazy,
 linearised regime whose GD limit is the NTK predictor; small alpha learns
-features). ``param="mf"`` instead multiplies the output by 1/sqrt(width)
-(the mean-field / muP-style scaling of the readout; Mei, Montanari & Nguyen
-2018), the rich regime.
+features). ``param="mf"`` is the mean-field / muP parametrisation instead:
+the readout 1/width and learning rates scaled with width (see
+:func:`param_scaling`), the rich regime at every width.
 
 One jitted function runs ``eval_every`` steps (a lax.scan) for a group of
 seeds at once (jax.vmap), then scores the validation split and keeps, per
@@ -78,11 +78,64 @@ class _State(NamedTuple):
     nonfinite: jnp.ndarray  # a non-finite loss or validation score was seen
 
 
-def _make(apply_fn, cfg, width):
+def param_scaling(cfg, arch, width: int, in_shape) -> tuple[float, object]:
+    """The readout scale and per-parameter learning-rate multipliers of ``cfg.param``.
+
+    ``ntk``: stax's NTK parametrisation as is (Jacot, Gabriel & Hongler 2018).
+    ``mf``: muP, the maximal-update parametrisation (Yang & Hu 2021, "Tensor
+    Programs IV", Table 3), written in the NTK parametrisation through their
+    abc-symmetry (a + t, b - t, c - 2t for SGD; c - t for Adam, whose steps
+    ignore the gradient's scale). The readout gets a further 1/sqrt(width),
+    so f = (1/width) sum_i a_i h_i, and: with ``sgd`` every learning rate is
+    multiplied by ``width`` (for two layers this is the mean-field limit of
+    Mei, Montanari & Nguyen 2018, each neuron moving O(1)); with ``adam`` the
+    weights whose fan-in grows with the width, except the readout's, by
+    1/sqrt(width), every other parameter by 1. Either way hidden features move
+    by O(1) at any width (the rich regime), where under ``ntk`` they move by
+    O(1/sqrt(width)).
+
+    Args:
+      cfg: the TrainConfig (``param``, ``optimizer``).
+      arch: the parsed architecture.
+      width: the hidden width.
+      in_shape: the input shape the network is initialised with.
+
+    Returns:
+      (readout scale, multipliers): the multipliers are a pytree of floats
+      shaped like the parameters, or None under ``ntk``.
+    """
+    if cfg.param != "mf":
+        return 1.0, None
+
+    def shapes(w):
+        init_fn = arch.stax(w)[0]
+        return jax.eval_shape(lambda: init_fn(jax.random.PRNGKey(0), in_shape)[1])
+
+    leaves, tree = jax.tree_util.tree_flatten(shapes(width))
+    # a weight's fan-in is its second-to-last axis (Dense (in, out); ConvLocal
+    # (positions, in, out)); it grows with the width where the input is hidden
+    wide = [
+        len(a.shape) >= 2 and a.shape[-2] != b.shape[-2]
+        for a, b in zip(leaves, jax.tree_util.tree_leaves(shapes(2 * width)))
+    ]
+    readout = max(i for i, w in enumerate(wide) if w)
+    if cfg.optimizer == "sgd":
+        mults = [float(width)] * len(leaves)
+    else:
+        mults = [1.0 / np.sqrt(width) if w and i != readout else 1.0 for i, w in enumerate(wide)]
+    return float(1.0 / np.sqrt(width)), jax.tree_util.tree_unflatten(tree, mults)
+
+
+def _make(apply_fn, cfg, width, mults=None, scale=1.0):
     """The model and, per chunk length, a jitted program running that many
-    steps for a vmapped group of seeds."""
-    scale = 1.0 / np.sqrt(width) if cfg.param == "mf" else 1.0
+    steps for a vmapped group of seeds (``mults``, ``scale``: see
+    :func:`param_scaling`)."""
     opt = _optimizer(cfg)
+    if mults is not None:
+        opt = optax.chain(
+            opt,
+            optax.stateless(lambda u, _: jax.tree_util.tree_map(lambda g, m: g * m, u, mults)),
+        )
 
     def model(params, params0, x):
         out = apply_fn(params, x)[:, 0] * scale
@@ -272,7 +325,8 @@ def train(
         ),
         f"training {S} networks of {n_params} parameters",
     )
-    model, opt, program = _make(apply_fn, cfg, width)
+    scale, mults = param_scaling(cfg, arch, width, in_shape)
+    model, opt, program = _make(apply_fn, cfg, width, mults, scale)
     var = target_variance(target)
     state = _State(
         params0,

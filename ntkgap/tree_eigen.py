@@ -626,3 +626,65 @@ def _second_moment(tg, L, a) -> float:
                     e2 += t2
             m1[(h, p)], m2[(h, p)] = e1, e2
     return m2[(L, 0)]
+
+
+def tree_degree_profile(target) -> np.ndarray:
+    """Walsh weight per degree of a tree target with multilinear nodes, by
+    recursion over the tree (no 2^s transform; any number of leaves).
+
+    A node g(u_1..u_a) = sum_T g_hat(T) prod_{c in T} u_c over children on
+    disjoint leaves gives the sets S = S_1 u .. u S_a with nonempty parts
+    N the coefficient C_N prod_{c in N} f_c_hat(S_c) (``_combine_power``),
+    so its degree-generating polynomial of power is
+    sum_{N nonempty} C_N^2 prod_{c in N} P_c(x), with P of a leaf = x.
+
+    Args:
+        target: a ``Tree`` target whose node is multilinear in its children
+            (every node but ``tanh``).
+
+    Returns:
+        float64 array of length s + 1 (s = arity^L leaves): entry k is the
+        sum of f_hat(S)^2 over |S| = k; entry 0 is the squared mean.
+
+    References:
+        O'Donnell, "Analysis of Boolean Functions", 2014, ch. 1.
+    """
+    a, L = target.spec["arity"], target.spec["L"]
+    if target.spec["node"] == "tanh":
+        raise UsageError("tree_degree_profile: node=tanh is not multilinear in its children")
+    tg = _Target(target, a, L)
+    prev = [(0.0, np.array([0.0, 1.0]))] * a**L  # leaves: mean 0, all power at degree 1
+    for h in range(1, L + 1):
+        cur = []
+        for p in range(a ** (L - h)):
+            ghat = tg.ghat[(h, p)]
+            kids = prev[p * a : (p + 1) * a]
+            means = [k[0] for k in kids]
+
+            def coef(N, ghat=ghat, means=means):  # C_N
+                total = 0.0
+                for T in range(2**a):
+                    if T & N == N and ghat[T] != 0:
+                        term = ghat[T]
+                        for c in range(a):
+                            if (T >> c) & 1 and not (N >> c) & 1:
+                                term *= means[c]
+                        total += term
+                return total
+
+            poly = np.zeros(a**h + 1)
+            for N in range(1, 2**a):
+                cn = coef(N)
+                if cn == 0:
+                    continue
+                term = np.array([cn * cn])
+                for c in range(a):
+                    if (N >> c) & 1:
+                        term = np.convolve(term, kids[c][1])
+                poly[: term.size] += term
+            cur.append((coef(0), poly))
+        prev = cur
+    mean, poly = prev[0]
+    out = poly.copy()
+    out[0] = mean * mean
+    return out

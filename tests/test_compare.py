@@ -118,3 +118,29 @@ def test_compare_bad_input_exits_2_and_writes_nothing(tmp_path, bad):
     assert r.returncode == 2
     assert r.stderr.startswith("ntkgap: error: ") and r.stderr.count("\n") == 1, r.stderr
     assert sorted(os.listdir(tmp_path)) == ["a_file"]
+
+
+def test_compare_runs_on_a_random_hierarchy_model_family(tmp_path):
+    # the RHM's depth-aware arch is its CNN over one-hot tokens; no theory cells
+    # (eigenlearning's exact eigensystems are on the hypercube and the circle)
+    out = str(tmp_path / "rhm")
+    fam = "rhm:v=3,n_c=2,m=2,s=2,seed=0"
+    r = run_cli("compare", "--family", fam, "--L", "2..3", "--out", out, "--profile", "tiny",
+                "--json", timeout=600)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    res = json.loads(r.stdout)
+    with open(os.path.join(out, "compare.toml"), "rb") as fh:
+        cfg = tomllib.load(fh)
+    cells = {(g["method"], g["arch"], g["target"], g["n_max"]) for g in cfg["quick"]["grid"]}
+    want = set()
+    for L, n_valid in ((2, 16), (3, 256)):  # 2 m^(2^L - 1) valid strings
+        t = f"rhm:v=3,n_c=2,m=2,s=2,L={L},seed=0"
+        n_max = min(12, n_valid * 3 // 4)
+        for a in (f"tree:arity=2,L={L},share=1", "fc:depth=2"):
+            want |= {(m, a, t, n_max) for m in ("ntk_search", "net_search")}
+    assert cells == want
+    assert [c["id"] for c in res["claims"]] == ["Q1-tree", "Q1-fc", "Q2-kernel", "Q2-net"]
+    for c in res["claims"]:
+        assert list(c) == KEYS and "L=2:" in c["detail"] and "L=3:" in c["detail"]
+    for name in ("report.md", "compare.png", "compare.pdf", "results.json"):
+        assert os.path.getsize(os.path.join(out, name)) > 0, name

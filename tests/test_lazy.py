@@ -10,7 +10,7 @@ from ntkgap import kernels, training
 from ntkgap.arch import parse_arch
 from ntkgap.split import split
 from ntkgap.targets import parse_target
-from ntkgap.train_config import TrainConfig
+from ntkgap.train_config import TrainConfig, validation_size
 
 
 def test_lazy_network_test_error_within_20_percent_of_its_ntk_dynamics():
@@ -51,3 +51,33 @@ def test_alpha_with_adam_is_refused():
             parse_arch("fc:depth=1"), 16, parse_target("sawtooth:L=2"), 32, seeds=[0],
             cfg=TrainConfig(alpha=10.0, steps=10),
         )  # fmt: skip
+
+
+def test_lazy_tree_network_test_error_within_20_percent_of_its_ntk_dynamics():
+    # the tree architecture E4 trains, against the same linear dynamics with
+    # the analytic tree NTK (its Gram by look-up table, checked against
+    # kernel_fn in test_kernels.py), on a bounded tree target
+    arch, target = parse_arch("tree:arity=2,L=3"), parse_target("tree:d=12,L=3,arity=2,node=tanh")
+    n, steps, n_test = 48, 150, 256
+    sp = split(target, n, seed=0, n_val=validation_size(n), n_test=n_test)
+    dom = target.domain
+    xtr, xte = arch.inputs(dom, sp.x_train), arch.inputs(dom, sp.x_test)
+    K, Kt = kernels.gram(arch, xtr), kernels.gram(arch, xte, xtr)
+    n_tr = len(xtr)
+    lr = 0.5 * n_tr / np.linalg.eigvalsh(K)[-1]
+    g, gt = np.zeros(n_tr), np.zeros(len(xte))
+    for _ in range(steps):
+        r = g - sp.y_train
+        g, gt = g - (2 * lr / n_tr) * K @ r, gt - (2 * lr / n_tr) * Kt @ r
+    ref = np.mean((gt - sp.y_test) ** 2)
+    cfg = TrainConfig(
+        steps=steps, lr=float(lr), optimizer="sgd", alpha=100.0, eval_every=steps,
+        checkpoint="last",
+    )  # fmt: skip
+    # width 256: the finite-width kernel's fluctuation moves this test error
+    # by ~10% (measured on seeds 0-3: 7%, 8%, 16%, 1%)
+    out = training.train(arch, 256, target, n, seeds=[0], cfg=cfg, n_test=n_test,
+                         return_predictions=True)  # fmt: skip
+    net = np.mean((np.asarray(out["test_predictions"][0]) - sp.y_test) ** 2)
+    assert abs(net - ref) <= 0.2 * ref, (net, ref)
+    assert ref < 0.5 * target.moments()["variance"]

@@ -206,3 +206,137 @@ def test_spectrum_reports_or_refuses_with_one_line(cli):
         assert sum(rep["weight"]) == pytest.approx(1.0)
     else:
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
+
+
+# ------------------------------------------- the depth-aware CNN and its NTK
+def _one_hot_by_hand(x, v):
+    """(n, positions, v) one-hot tokens, built with np.eye (not the domain's code)."""
+    return np.eye(v)[np.asarray(x, dtype=np.int64)]
+
+
+@pytest.mark.parametrize(
+    "arch", ["tree:arity=2,L=3", "tree:arity=2,L=3,share=1,act=erf", "fc:depth=2"]
+)
+def test_rhm_gram_equals_kernel_fn_on_reshaped_one_hot(arch):
+    import jax
+
+    from ntkgap import kernels
+    from ntkgap.arch import parse_arch
+
+    t = parse_target("rhm:v=4,n_c=2,m=2,s=2,L=3,seed=1")
+    a = parse_arch(arch)
+    x1, x2 = t.domain.sample(130, seed=0), t.domain.sample(9, seed=1)  # 130: two blocks
+    h1, h2 = _one_hot_by_hand(x1, 4), _one_hot_by_hand(x2, 4)
+    if a.name == "fc":
+        h1, h2 = h1.reshape(130, -1), h2.reshape(9, -1)
+    kfn = jax.jit(a.kernel_fn, static_argnums=2)  # one call, no blocks
+    # ~1e-9 relative: the Gram is compiled with other XLA fusion options
+    got = kernels.gram(a, a.inputs(t.domain, x1), a.inputs(t.domain, x2))
+    np.testing.assert_allclose(got, np.asarray(kfn(h1, h2, "ntk")), rtol=1e-8)
+    sym = kernels.gram(a, a.inputs(t.domain, x1))
+    np.testing.assert_allclose(sym, np.asarray(kfn(h1, h1, "ntk")), rtol=1e-8)
+
+
+@pytest.mark.parametrize("kind", ["ntk", "nngp"])
+def test_shared_filters_do_not_change_the_infinite_width_kernel(kind):
+    # a Flatten readout (no pooling) never sees the cross-position covariances
+    # that weight sharing adds: stax.Conv's kernel_fn = stax.ConvLocal's
+    import jax
+
+    from ntkgap.arch import parse_arch
+
+    t = parse_target("rhm:v=3,n_c=2,m=3,s=2,L=2,seed=0")
+    x = _one_hot_by_hand(t.domain.sample(6, seed=2), 3)
+    k_cnn = jax.jit(parse_arch("tree:arity=2,L=2,share=1,act=gelu").kernel_fn, static_argnums=2)
+    k_lcn = jax.jit(parse_arch("tree:arity=2,L=2,act=gelu").kernel_fn, static_argnums=2)
+    k_cnn, k_lcn = k_cnn(x, x, kind), k_lcn(x, x, kind)
+    np.testing.assert_allclose(k_cnn, k_lcn, rtol=1e-10, atol=1e-12)
+
+
+def test_rhm_cnn_ntk_matches_wide_networks_empirical_ntk():
+    import jax
+
+    from ntkgap import kernels
+    from ntkgap._infra.compat import nt
+    from ntkgap.arch import parse_arch
+
+    t = parse_target("rhm:v=3,n_c=2,m=2,s=2,L=2,seed=0")
+    a = parse_arch("tree:arity=2,L=2,share=1")
+    x = a.inputs(t.domain, t.domain.sample(5, seed=3))
+    exact = kernels.gram(a, x)
+    errs = []
+    for width in (16, 512):
+        init_fn, apply_fn, _ = a.stax(width)
+        efn = nt.empirical_ntk_fn(apply_fn, trace_axes=(-1,), vmap_axes=0)
+        mc = np.mean(
+            [
+                np.asarray(efn(x, None, init_fn(jax.random.PRNGKey(s), x.shape)[1]))
+                for s in range(4)
+            ],
+            axis=0,
+        )
+        errs.append(np.linalg.norm(mc - exact) / np.linalg.norm(exact))
+    # Monte Carlo over 4 nets: ~ width^-1/2 fluctuations around the limit
+    assert errs[1] < 0.08 and errs[1] < errs[0]
+
+
+def test_shared_fast_apply_equals_stax_conv():
+    import jax
+
+    from ntkgap.arch import parse_arch
+
+    a = parse_arch("tree:arity=3,L=2,share=1,act=erf,W_std=1.3,b_std=0.2")
+    init_fn, fast, _ = a.stax(4)
+    _, slow, _ = a.stax(4, fast=False)
+    _, params = init_fn(jax.random.PRNGKey(4), (-1, 9, 3))
+    x = jax.random.normal(jax.random.PRNGKey(5), (5, 9, 3))
+    np.testing.assert_allclose(fast(params, x), slow(params, x), rtol=1e-6, atol=1e-6)
+
+
+def test_rhm_inputs_and_domain_checks():
+    from ntkgap.arch import parse_arch
+
+    t = parse_target("rhm:v=3,n_c=2,m=2,s=2,L=2,seed=0")
+    x = t.domain.sample(6, seed=0)
+    tree = parse_arch(t.tree_arch()).inputs(t.domain, x)
+    np.testing.assert_array_equal(tree, _one_hot_by_hand(x, 3))
+    fc = parse_arch("fc:depth=2").inputs(t.domain, x)
+    np.testing.assert_array_equal(fc, _one_hot_by_hand(x, 3).reshape(6, 12))
+    with pytest.raises(UsageError, match="exceeds the 4 token positions"):
+        parse_arch("tree:arity=2,L=3").check_domain(t.domain)
+
+
+def test_rhm_split_is_distinct_disjoint_and_seeded():
+    from ntkgap.split import split
+
+    t = parse_target("rhm:v=3,n_c=2,m=3,s=2,L=2,seed=0")  # 54 valid strings
+    sp = split(t, 30, seed=5, n_val=6, n_test=100)
+    pool = np.concatenate([sp.x_train, sp.x_val])
+    rows = {tuple(r) for r in pool.tolist()}
+    test = {tuple(r) for r in sp.x_test.tolist()}
+    assert len(rows) == 30 and not rows & test
+    assert rows | test == {tuple(r) for r in t.enumerate()[0].tolist()}  # 24 left: all tested
+    assert sp.exhaustive and sp.overlap == 0.0
+    np.testing.assert_array_equal(np.concatenate([sp.y_train, sp.y_val]), t(pool))
+    again = split(t, 30, seed=5, n_val=0, n_test=100)
+    np.testing.assert_array_equal(np.concatenate([again.x_train]), pool)  # n_val-free pool
+    big = parse_target("rhm:v=4,n_c=2,m=4,s=2,L=3,seed=0")  # 32,768 strings
+    sp = split(big, 200, seed=1, n_test=300)
+    assert (
+        len({tuple(r) for r in sp.x_test.tolist()} & {tuple(r) for r in sp.x_train.tolist()}) == 0
+    )
+    with pytest.raises(UsageError, match="none to test on"):
+        split(t, 54, seed=0)
+
+
+def test_fc_and_cnn_train_on_rhm_strings():
+    from ntkgap import training
+    from ntkgap.arch import parse_arch
+    from ntkgap.train_config import TrainConfig
+
+    t = parse_target("rhm:v=3,n_c=2,m=2,s=2,L=3,seed=0")  # 256 strings
+    cfg = TrainConfig(steps=200, lr=0.02, batch=0, eval_every=100)
+    for arch in ("fc:depth=2", t.tree_arch()):
+        r = training.train(parse_arch(arch), 16, t, 120, seeds=[0], cfg=cfg, n_test=32)
+        # a planted answer: the label is learnable; a constant predictor scores 1
+        assert r["test_mse"] < 0.6, arch

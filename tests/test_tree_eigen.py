@@ -158,3 +158,31 @@ def test_cli_eigenvalues_tree_multiplicities_sum_to_cube(cli):
     out = json.loads(r.stdout)
     assert sum(out["multiplicity"]) == 2**9
     assert len(out["eigenvalue"]) == len(out["multiplicity"]) == 20
+
+
+@pytest.mark.parametrize(
+    "spec",
+    [
+        "tree:d=10,L=3,arity=2,node=parity",
+        "tree:d=8,L=3,arity=2,node=linear-plus",
+        "tree:d=16,L=4,arity=2,node=random,seed=3",
+        "tree:d=9,L=2,arity=3,node=random,seed=1",
+        "tree:d=9,L=2,arity=3,node=majority",
+    ],
+)
+def test_degree_profile_by_recursion_equals_fwht(spec):
+    target = parse_target(spec)
+    rec = tree_eigen.tree_degree_profile(target)
+    ref = walsh.walsh_spectrum(target).degree_profile()
+    assert rec.size == len(target.support) + 1
+    np.testing.assert_allclose(rec[: ref.size], ref, rtol=0, atol=1e-12)
+    assert np.all(rec[ref.size :] == 0)
+
+
+def test_fc_theory_on_a_large_tree_uses_the_recursion_and_keeps_its_variance():
+    # 32 leaves: beyond the Walsh transform; the weights still sum to Var f
+    # (linear-plus: unit variance at every level, by construction)
+    arch = parse_arch("fc:depth=2")
+    sp, _ = theory.spectrum(arch, parse_target("tree:d=40,L=5,arity=2,node=linear-plus"))
+    assert sp.variance == pytest.approx(1.0, abs=1e-12)
+    assert float(sp.power.sum()) == pytest.approx(1.0, abs=1e-12)

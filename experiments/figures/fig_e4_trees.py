@@ -1,6 +1,10 @@
-"""E4: n*(0.1) vs tree depth L for four predictors on the same splits: the
-tree NTK and the trained tree network (same architecture), the fc NTK and
-the trained fc network, with eigenlearning theory and the leaf-cube size."""
+"""E4: n*(0.1) vs tree depth L for the predictors on the same splits: the
+tree NTK (ridgeless, and with its ridge tuned on the nets' validation split)
+and the trained tree network (same architecture), the fc NTK and the trained
+fc network, with eigenlearning theory and the leaf-cube size; one panel per
+(arity, node) family, its kurtosis per depth in the title. A last panel sets
+the lazy tree network (centred alpha model, gradient descent) beside the
+tree NTK's regression at the same n, seeds and test points."""
 
 import style  # noqa: I001  (first: puts experiments/ on sys.path)
 import analysis
@@ -8,46 +12,66 @@ import numpy as np
 from style import plt
 
 from ntkgap import claims, runner
+from ntkgap.targets import parse_target
 
 EXP = "e4_trees"
-SERIES = (  # (method, arch prefix, label, colour key, marker)
-    ("ntk_search", "tree", "tree NTK (KRR)", "tree_ntk", "s"),
-    ("net_search", "tree", "tree net (trained)", "tree", "o"),
-    ("ntk_search", "fc", "fc NTK (KRR)", "ntk", "D"),
-    ("net_search", "fc", "fc net (trained)", "net", "^"),
+SERIES = (  # (method, arch prefix, ridge, label, colour key, marker)
+    ("ntk_search", "tree", 0.0, "tree NTK (ridgeless KRR)", "tree_ntk", "s"),
+    ("ntk_search", "tree", "tuned", "tree NTK (ridge tuned on validation)", "tree_ridge", "P"),
+    ("net_search", "tree", 0.0, "tree net (trained)", "tree", "o"),
+    ("ntk_search", "fc", 0.0, "fc NTK (KRR)", "ntk", "D"),
+    ("net_search", "fc", 0.0, "fc net (trained)", "net", "^"),
 )
-COLORS = dict(style.COLORS, tree_ntk="#1e8449")
-nodes = sorted(
-    {analysis.node_of(c["target"]) for c, _ in runner.results(EXP)} - {None},
-    key=lambda s: (
-        ("parity", "linear-plus", "tanh").index(s) if s in ("parity", "linear-plus", "tanh") else 9
-    ),
-)
-cols = max(len(nodes), 1)
-fig, axes = plt.subplots(1, cols, figsize=(4.4 * cols, 4.0), squeeze=False)
+COLORS = dict(style.COLORS, tree_ntk="#1e8449", tree_ridge="#7dcea0", lazy="#8e44ad")
+NODES = ("parity", "linear-plus", "tanh", "and", "random")
 eps = analysis.EPS
-for ax, node in zip(axes[0], nodes):
-    fam = {"name": "tree", "arity": 2, "node": node}
+
+
+def families():
+    """(arity, node) pairs present in the stored cells, arity 2 first."""
+    fams = set()
+    for c, _ in runner.results(EXP):
+        if "target" in c and claims.param_of(c["target"], "node"):
+            fams.add((claims.param_of(c["target"], "arity"), claims.param_of(c["target"], "node")))
+    return sorted(fams, key=lambda f: (f[0], NODES.index(f[1]) if f[1] in NODES else 9))
+
+
+def kurtosis_text(fam_targets):
+    """'kurtosis L=2: 1.0, L=3: ...' (~ marks a Monte Carlo estimate)."""
+    parts = []
+    for L, spec in sorted(fam_targets.items()):
+        m = parse_target(spec).moments()
+        if m["kurtosis"] is not None:
+            parts.append(f"{L}: {'' if m['exact'] else '~'}{m['kurtosis']:.3g}")
+    return "kurtosis by L " + ", ".join(parts) if parts else ""
+
+
+def draw_family(ax, arity, node):
+    fam = {"name": "tree", "arity": arity, "node": node}
     Ls = set()
     for arch, lab, ck in (
         ("fc", "fc NTK theory", "theory"),
         ("tree", "tree NTK theory", "tree_ntk"),
     ):
         th = claims.theory_nstar_by_depth(EXP, fam, arch, eps)
-        L = [x for x, v in th.items() if not v.get("censored")]
+        # censored theory (n* beyond its n_max) is drawn at n_max as a triangle
+        L = [x for x, v in th.items() if v.get("n_star") is not None or v.get("censored")]
         if not L:
             continue
-        n = np.array([th[x]["n_star"] for x in L], float)
+        n = np.array([th[x]["n_star"] if not th[x]["censored"] else th[x]["n_max"] for x in L])
         valid = np.array([th[x].get("theory_valid", True) for x in L])
+        cens = np.array([bool(th[x]["censored"]) for x in L])
         ax.plot(L, n, "--", color=COLORS[ck], lw=1, label=f"{lab} (hollow: not valid)")
-        ax.plot(np.array(L)[valid], n[valid], "x", color=COLORS[ck], ms=5)
-        ax.plot(np.array(L)[~valid], n[~valid], "o", mfc="none", color=COLORS[ck], ms=5)
+        La = np.array(L)
+        ax.plot(La[valid & ~cens], n[valid & ~cens], "x", color=COLORS[ck], ms=5)
+        ax.plot(La[~valid & ~cens], n[~valid & ~cens], "o", mfc="none", color=COLORS[ck], ms=5)
+        ax.plot(La[cens], n[cens], "^", mfc="none", color=COLORS[ck], ms=5)
         Ls |= set(L)
-    for i, (meth, arch, lab, ck, mk) in enumerate(SERIES):
-        recs = claims.nstar_by_depth(EXP, meth, fam, arch, eps)
+    for i, (meth, arch, ridge, lab, ck, mk) in enumerate(SERIES):
+        recs = claims.nstar_by_depth(EXP, meth, fam, arch, eps, ridge)
         if not recs:
             continue
-        dx = (i - 1.5) * 0.06
+        dx = (i - 2) * 0.06
         for L, r in recs.items():
             med = r["median"]
             x = L + dx
@@ -68,20 +92,82 @@ for ax, node in zip(axes[0], nodes):
                 )
         ax.plot([], [], mk, color=COLORS[ck], label=lab)
         Ls |= set(recs)
+    targets = {}
+    for c, _ in runner.results(EXP):
+        if "target" in c and claims.matches(c["target"], fam):
+            targets.setdefault(claims.depth_of(c["target"]), c["target"])
     if Ls:
         L = np.arange(min(Ls), max(Ls) + 1)
-        ax.plot(L, 2.0 ** (2.0**L), ":", color="grey", lw=1, label="leaf configurations 2^(2^L)")
+        ax.plot(
+            L, 2.0 ** (float(arity) ** L), ":", color="grey", lw=1,
+            label="leaf configurations 2^(arity^L)",
+        )  # fmt: skip
+        ax.set_ylim(1, min(ax.get_ylim()[1], 1e13))
+        ax.set_xlim(min(Ls) - 0.4, max(Ls) + 0.4)
+        ax.set_xticks(range(min(Ls), max(Ls) + 1))
     ax.set(
         yscale="log",
         xlabel="tree depth L",
         ylabel=f"n*({eps}) (median seed, 95% CI)",
-        title=f"node = {node}",
+        title=f"arity {arity}, node = {node}\n{kurtosis_text(targets)}",
     )
     ax.plot([], [], "^", mfc="none", color="k", label="not reached by n_max")
-    style.integer_x(ax)
-if not nodes:
-    style.no_data(axes[0][0], EXP)
-handles, labels = axes[0][0].get_legend_handles_labels()
-fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=7, bbox_to_anchor=(0.5, -0.02))
-fig.tight_layout(rect=(0, 0.12, 1, 1))
+
+
+def draw_lazy(ax):
+    """Test error against n: lazy tree net and the tree NTK's KRR (same cells' splits)."""
+    nets = [(c, r) for c, r in runner.results(EXP, "net") if c.get("alpha")]
+    if not nets:
+        style.no_data(ax, "lazy tree net")
+        return
+    target, arch = nets[0][0]["target"], nets[0][0]["arch"]
+    lazy = {
+        k: v
+        for k, v in analysis.curves(EXP, "net", ("target", "arch", "alpha")).items()
+        if k[0] == target and k[1] == arch and k[2]
+    }
+    kernel = analysis.curves(EXP, "ntk").get((target, arch), {})
+    alpha = nets[0][0]["alpha"]
+    for curve, lab, ck, mk, dx in (
+        (kernel, "tree NTK (ridgeless KRR, all n)", "tree_ntk", "s", 0.97),
+        (
+            next(iter(lazy.values()), {}),
+            f"lazy tree net (alpha={alpha:g}, GD, width {nets[0][0]['width']})",
+            "lazy",
+            "o",
+            1.03,
+        ),
+    ):
+        if not curve:
+            continue
+        n, m, bars = analysis.curve_stats(curve)
+        ax.errorbar(n * dx, m, yerr=bars, fmt=mk + "-", color=COLORS[ck], capsize=2, ms=5,
+                    label=lab)  # fmt: skip
+    ax.axhline(eps, color="grey", lw=0.8, ls=":", label=f"eps = {eps}")
+    spec = claims.param_of(target, "node")
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="n (pool; the lazy net holds 2% out)",
+        ylabel="relative test MSE (median, min..max over seeds)",
+        title=f"lazy limit at L={claims.depth_of(target)}, node = {spec}\n{arch}",
+    )
+    ax.legend(fontsize=6, loc="lower left")
+
+
+fams = families()
+cols = 4
+rows = max(1, -(-(len(fams) + 1) // cols))
+fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.9 * rows), squeeze=False)
+flat = list(axes.ravel())
+for ax, (arity, node) in zip(flat, fams):
+    draw_family(ax, arity, node)
+if not fams:
+    style.no_data(flat[0], EXP)
+draw_lazy(flat[len(fams)] if len(fams) < len(flat) else flat[-1])
+for ax in flat[len(fams) + 1 :]:
+    ax.axis("off")
+handles, labels = flat[0].get_legend_handles_labels()
+fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=7, bbox_to_anchor=(0.5, -0.01))
+fig.tight_layout(rect=(0, 0.08, 1, 1))
 style.save(fig, "e4_trees")

@@ -73,13 +73,29 @@ def sample_bytes(n: float, input_dim: int, eval_width: int = 4) -> float:
     return float(n) * (16.0 * input_dim + 8.0 * (eval_width + 2))
 
 
+#: test-Gram entries the NTK predictor computes at once (test rows in blocks of this / n)
+PREDICT_BLOCK_ENTRIES = 2**25
+
+
+def predict_block_rows(n: int) -> int:
+    """Test rows per block of the NTK predictor's cross Gram against n samples.
+
+    Args:
+        n: the number of fitted samples.
+
+    Returns:
+        int: at least 256 rows, else PREDICT_BLOCK_ENTRIES / n.
+    """
+    return max(256, PREDICT_BLOCK_ENTRIES // max(1, int(n)))
+
+
 def regression_bytes(n: float, n_test: float, input_dim: int, eval_width: int = 4) -> float:
     """Kernel regression on n samples scored on n_test: the n x n Gram, its
-    Cholesky copy, the n_test x n cross Gram, and the samples."""
+    Cholesky copy, one block of the n_test x n cross Gram, and the samples."""
     n, n_test = float(n), float(n_test)
     return (
         16.0 * n * n
-        + 8.0 * n_test * n
+        + 8.0 * min(n_test, predict_block_rows(int(n))) * n
         + sample_bytes(n, input_dim, eval_width)
         + sample_bytes(n_test, input_dim, eval_width)
     )

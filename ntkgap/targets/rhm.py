@@ -22,7 +22,10 @@ the spec refuses it with one line.
 
 Points are token arrays of shape (n, s^L) (integers in [0, v)); networks and
 kernels read the one-hot encoding flattened position-major
-(``RHMDomain.features``: feature p v + t is 1 when token p is t).
+(``RHMDomain.features``: feature p v + t is 1 when token p is t): fc archs
+that vector, ``tree`` archs (the CNN of ``tree_arch``) its (s^L, v)
+reshape, positions by v channels. Splits (``RHMDomain.draw_split``): the
+pool is distinct valid strings, the test strings are outside it.
 
 Fourier complexity: how the label's variance spreads over sets of token
 positions under the uniform law of valid strings. Token positions are NOT
@@ -124,6 +127,46 @@ class RHMDomain:
 
     def enumerate(self) -> np.ndarray:
         return self.target.enumerate()[0]
+
+    def draw_split(self, n: int, n_test: int, *, pool_seed: int, test_seed: int):
+        """n distinct valid strings (the pool) and n_test test strings
+        outside the pool: the RHM's part of :func:`ntkgap.split.split`.
+
+        Distinct strings are distinct indices in [0, n_valid) (the class,
+        then the rule choices; :meth:`RHM._decode`). When at most n_test
+        strings remain outside the pool, the test set is all of them.
+
+        Args:
+            n: pool size (at most n_valid - 1, so that a test string exists).
+            n_test: test strings wanted.
+            pool_seed: seed of the pool.
+            test_seed: seed of the test strings.
+
+        Returns:
+            (pool tokens (n, s^L), test tokens, exhaustive: whether the test
+            set is every string outside the pool).
+        """
+        t = self.target
+        if t.n_valid >= 2**62 or n >= t.n_valid:
+            raise UsageError(
+                f"split: target '{t.spec}' has {t.n_valid} valid strings; n={n} leaves "
+                f"none to test on (allowed: n < {min(t.n_valid, 2**62)})"
+            )
+        pool_idx = np.random.default_rng(pool_seed).choice(t.n_valid, size=n, replace=False)
+        trng = np.random.default_rng(test_seed)
+        exhaustive = t.n_valid - n <= n_test
+        if t.n_valid <= 1 << 22:
+            rest = np.setdiff1d(np.arange(t.n_valid, dtype=np.int64), pool_idx)
+            test_idx = rest if exhaustive else trng.choice(rest, size=n_test, replace=False)
+        else:
+            # rejection: the pool is a vanishing share of the strings
+            taken, test_idx = set(pool_idx.tolist()), []
+            while len(test_idx) < n_test:
+                for i in trng.choice(t.n_valid, size=2 * n_test, replace=False).tolist():
+                    if i not in taken and len(test_idx) < n_test:
+                        taken.add(i)
+                        test_idx.append(i)
+        return t._decode(pool_idx)[0], t._decode(np.asarray(test_idx))[0], bool(exhaustive)
 
     def features(self, x) -> np.ndarray:
         x = np.asarray(x)
@@ -278,8 +321,12 @@ class RHM:
         }
 
     def tree_arch(self) -> str:
-        """The depth-aware architecture: filters = strides = s, L layers."""
-        return f"tree:arity={self.s},L={self.L}"
+        """The depth-aware architecture: the CNN of Cagnetta et al. (PRX 2024),
+        L layers with filters = strides = s over the one-hot tokens and
+        weights shared across positions (``share=1``: the grammar's rules are
+        the same at every position of a level). ``share=0`` (locally
+        connected) has the same infinite-width NTK (see ``ntkgap.arch``)."""
+        return f"tree:arity={self.s},L={self.L},share=1"
 
     def moments(self) -> dict:
         """Exact: the classes have n_valid / 2 strings each, y = +-1."""

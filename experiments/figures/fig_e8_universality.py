@@ -1,0 +1,153 @@
+"""E8: is the gap a fact about ReLU? Kernel side (eigenlearning n*(0.1) of
+each activation's NTK, by theory) as heat maps: sparse parity per b_std,
+the sawtooth and the E4 trees, and the fc modifications; trained side: the
+ratio n*(own NTK) / n*(trained net) against tree depth L, one line per
+claim of the config, its verdict in the legend."""
+
+import math
+import os
+
+import style  # noqa: I001  (first: puts experiments/ on sys.path)
+import numpy as np
+from style import plt
+
+from ntkgap import claims, runner
+from ntkgap.arch import ACTS
+
+EXP = "e8_universality"
+CONFIG = os.path.join(style.ROOT, "experiments", f"{EXP}.toml")
+EPS = "0.1"
+
+
+def theory_cells():
+    """{(arch spec, target): (n*, censored)} of the stored theory cells."""
+    out = {}
+    for cell, res in runner.results(EXP, "theory"):
+        v = res.get("n_star", {}).get(EPS)
+        if v is not None:
+            out[(cell["arch"], cell["target"])] = (v["n_star"], v["censored"] or v.get("n_max"))
+    return out
+
+
+def heat(ax, rows, cols, value, title, col_labels):
+    """A log10 n* heat map; '>' marks n* beyond the largest n of theory."""
+    m = np.full((len(rows), len(cols)), np.nan)
+    for i, r in enumerate(rows):
+        for j, c in enumerate(cols):
+            v = value(r, c)
+            if v is None:
+                continue
+            n, cens = v
+            if n is None and cens:  # not reached: drawn at the top of the scale
+                m[i, j] = np.inf
+            elif n is not None:
+                m[i, j] = math.log10(n)
+    finite = m[np.isfinite(m)]
+    top = finite.max() if finite.size else 1.0
+    shown = np.where(np.isinf(m), top, m)
+    im = ax.imshow(shown, aspect="auto", cmap="viridis", vmin=0, vmax=max(top, 1.0))
+    for i in range(len(rows)):
+        for j in range(len(cols)):
+            if np.isinf(m[i, j]):
+                ax.text(j, i, ">", ha="center", va="center", color="w", fontsize=6)
+            elif np.isnan(m[i, j]):
+                ax.text(j, i, "-", ha="center", va="center", color="grey", fontsize=6)
+    ax.set_yticks(range(len(rows)), rows)
+    ax.set_xticks(range(len(cols)), col_labels, rotation=60, fontsize=6)
+    ax.grid(False)
+    ax.set_title(title)
+    return im
+
+
+th = theory_cells()
+fig, axes = plt.subplots(2, 2, figsize=(11, 8.5))
+acts = list(ACTS)
+
+# (a) sparse parity d = 12, k = 2..5, per b_std
+par = [(b, k) for b in (0, 0.1, 1) for k in range(2, 6)]
+im = heat(
+    axes[0, 0],
+    acts,
+    par,
+    lambda a, c: th.get((f"fc:act={a},b_std={c[0]:g},depth=1", f"parity:d=12,k={c[1]}")),
+    "fc:depth=1 NTK, parity:d=12: log10 n*(0.1) (theory)",
+    [f"b={b:g} k={k}" for b, k in par],
+)
+fig.colorbar(im, ax=axes[0, 0], fraction=0.04)
+
+# (b) sawtooth L and the E4 trees at b_std = 0.1
+cols = [("fc", f"sawtooth:L={L}") for L in range(1, 9)] + [
+    ("tree", f"tree:d=40,L={L},arity=2,node={nd}") for nd in ("parity", "tanh") for L in (2, 3, 4)
+]
+
+
+def saw_tree(a, c):
+    kind, target = c
+    if kind == "fc":
+        return th.get((f"fc:act={a},b_std=0.1,depth=1", target))
+    L = claims.depth_of(target)
+    return th.get((f"tree:act={a},b_std=0.1,arity=2,L={L}", target))
+
+
+present = [c for c in cols if any(saw_tree(a, c) for a in acts)]
+im = heat(
+    axes[0, 1],
+    acts,
+    present,
+    saw_tree,
+    "b_std=0.1: sawtooth (fc:depth=1) and trees (own tree NTK): log10 n*(0.1)",
+    [t.replace("tree:d=40,", "").replace(",arity=2,node=", " ") for _, t in present],
+)
+fig.colorbar(im, ax=axes[0, 1], fraction=0.04)
+
+# (c) fc:depth=2 and its modifications
+mods = (("", "plain"), ("residual=1,", "residual"), ("norm=layer,", "layernorm"))
+targets = sorted({t for (a, t) in th if "depth=2" in a and a.startswith("fc:")})
+mcols = [(m, t) for m, _ in mods for t in targets]
+im = heat(
+    axes[1, 0],
+    acts,
+    mcols,
+    lambda a, c: th.get((f"fc:act={a},b_std=0.1,{c[0]}depth=2", c[1])),
+    "fc:depth=2 NTK and its modifications: log10 n*(0.1) (theory)",
+    [f"{dict(mods)[m]} {t.split(':')[0]} {t.split(',')[-1]}" for m, t in mcols],
+)
+fig.colorbar(im, ax=axes[1, 0], fraction=0.04)
+
+# (d) trained side: each claim's ratio n*(own NTK) / n*(trained net) per L
+ax = axes[1, 1]
+cfg = runner.load_config(CONFIG)
+drawn = 0
+for (col, mk, ls), c in zip(
+    style.distinct_styles(len(cfg.get("claim", []))), claims.parse_claims(cfg, CONFIG)
+):
+    e = claims.evaluate(c, EXP)
+    d = e["data"]
+    pts = [
+        (L, a / b)
+        for L, a, b, ca, cb in zip(d.get("L", []), d.get("a", []), d.get("b", []),
+                                   d.get("a_censored", []), d.get("b_censored", []))
+        if a and b and not ca and not cb
+    ]  # fmt: skip
+    if not pts:
+        continue
+    L, r = zip(*pts)
+    val = "-" if e["value"] is None else f"{e['value']:.2f}x/level"
+    ax.plot(L, r, marker=mk, ls=ls, color=col, label=f"{c.id}: {val}, {e['verdict']}")
+    drawn += 1
+if drawn:
+    ax.axhline(1, color="grey", lw=0.8)
+    ax.set(
+        yscale="log",
+        xlabel="tree depth L (tanh trees)",
+        ylabel="n*(own NTK) / n*(trained net), median seeds",
+        title="trained side: kernel / net ratio per depth (value: median seed's growth)",
+    )
+    style.integer_x(ax)
+    ax.legend(fontsize=6)
+else:
+    style.no_data(ax, EXP + " (trained searches)")
+if not th:
+    style.no_data(axes[0, 0], EXP)
+fig.tight_layout()
+style.save(fig, "e8_universality")
