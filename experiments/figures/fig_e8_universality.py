@@ -11,7 +11,7 @@ import style  # noqa: I001  (first: puts experiments/ on sys.path)
 import numpy as np
 from style import plt
 
-from ntkgap import claims, runner
+from ntkgap import claims, runner, specs
 from ntkgap.arch import ACTS
 
 EXP = "e8_universality"
@@ -100,6 +100,13 @@ im = heat(
 )
 fig.colorbar(im, ax=axes[0, 1], fraction=0.04)
 
+
+def short(t):
+    """'parity k=3' for 'parity:d=12,k=3': the name and the last key."""
+    name, items = specs.raw_items(t)
+    return f"{name} {'='.join(items[-1])}" if items else name
+
+
 # (c) fc:depth=2 and its modifications
 mods = (("", "plain"), ("residual=1,", "residual"), ("norm=layer,", "layernorm"))
 targets = sorted({t for (a, t) in th if "depth=2" in a and a.startswith("fc:")})
@@ -110,7 +117,7 @@ im = heat(
     mcols,
     lambda a, c: th.get((f"fc:act={a},b_std=0.1,{c[0]}depth=2", c[1])),
     "fc:depth=2 NTK and its modifications: log10 n*(0.1) (theory)",
-    [f"{dict(mods)[m]} {t.split(':')[0]} {t.split(',')[-1]}" for m, t in mcols],
+    [f"{dict(mods)[m]} {short(t)}" for m, t in mcols],
 )
 fig.colorbar(im, ax=axes[1, 0], fraction=0.04)
 
