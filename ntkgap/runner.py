@@ -387,6 +387,35 @@ def run_cell(cell: dict, experiment: str | None = None) -> dict:
     return out
 
 
+def run_cells(cells: list, experiment: str | None = None) -> list[dict]:
+    """Computes several cells, in order; one-seed ``net`` cells that differ
+    only in ``n`` and ``seeds`` train as one program
+    (:func:`ntkgap.training.train_runs`), the rest one by one.
+
+    Args:
+        cells: cell dicts.
+        experiment: the experiment's name (for methods that store cells).
+
+    Returns:
+        list of result dicts, one per cell (as ``run_cell`` gives them).
+    """
+    out = [None] * len(cells)
+    joint: dict[str, list[int]] = {}
+    for i, c in enumerate(cells):
+        if c["method"] == "net" and len(c["seeds"]) == 1:
+            shared = {k: v for k, v in c.items() if k not in ("n", "seeds")}
+            joint.setdefault(json.dumps(shared, sort_keys=True), []).append(i)
+        else:
+            out[i] = run_cell(c, experiment)
+    for idx in joint.values():
+        if len(idx) == 1:
+            out[idx[0]] = run_cell(cells[idx[0]], experiment)
+        else:
+            for i, r in zip(idx, _net_runs([cells[i] for i in idx])):
+                out[i] = r
+    return out
+
+
 # ------------------------------------------------------------------ methods
 def _get(cell, key):
     """A cell's value of ``key``, else its method's declared default."""
@@ -492,12 +521,23 @@ def _net_cost(cell):
     n_test=Param("int", default=2000),
     **_train_params(),
 )
+def _train_cfg(cell):
+    from ntkgap import train_config
+
+    return train_config.from_mapping({k: v for k, v in cell.items() if k in train_config.BY_NAME})
+
+
+def _thin(curve):
+    """At most ~50 rows of a loss curve are stored."""
+    return curve[:: max(1, len(curve) // 50)]
+
+
 def _net(cell):
-    from ntkgap import train_config, training
+    from ntkgap import training
     from ntkgap.arch import parse_arch
     from ntkgap.targets import parse_target
 
-    cfg = train_config.from_mapping({k: v for k, v in cell.items() if k in train_config.BY_NAME})
+    cfg = _train_cfg(cell)
     out = training.train(
         parse_arch(cell["arch"]),
         cell["width"],
@@ -507,8 +547,38 @@ def _net(cell):
         cfg=cfg,
         n_test=_get(cell, "n_test"),
     )
-    out["loss_curve"] = out["loss_curve"][:: max(1, len(out["loss_curve"]) // 50)]
+    out["loss_curve"] = _thin(out["loss_curve"])
     return out
+
+
+def _net_runs(cells):
+    """``net`` cells of one seed each, alike but for n and seeds, trained as
+    one program; each result as ``run_cell`` would give it (``cell_seconds``
+    the whole call's, ``batched_runs`` how many runs shared it)."""
+    from ntkgap import training
+    from ntkgap._infra import compat  # noqa: F401  (x64 and neural-tangents without TF, before any work)
+    from ntkgap._infra.files import jsonable
+    from ntkgap.arch import parse_arch
+    from ntkgap.targets import parse_target
+
+    start = time.perf_counter()
+    c = cells[0]
+    outs = training.train_runs(
+        parse_arch(c["arch"]),
+        c["width"],
+        parse_target(c["target"]),
+        [(x["seeds"][0], x["n"]) for x in cells],
+        cfg=_train_cfg(c),
+        n_test=_get(c, "n_test"),
+    )
+    seconds = time.perf_counter() - start
+    results = []
+    for out in outs:
+        out["loss_curve"] = _thin(out["loss_curve"])
+        out = jsonable(out)
+        out.update(cell_seconds=seconds, batched_runs=len(cells))
+        results.append(out)
+    return results
 
 
 _SEARCH_PARAMS = dict(
@@ -534,7 +604,7 @@ def _search(cell, experiment):
         lambda c: (load_result(_path(experiment, c)) or {}).get("result"),
         lambda c, r: _store(experiment, c, r),
     )
-    return sample_complexity.run(cell, store, run_cell)
+    return sample_complexity.run(cell, store, lambda cells: run_cells(cells, experiment))
 
 
 method(
