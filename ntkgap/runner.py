@@ -304,8 +304,8 @@ def cell_key(cell: dict) -> str:
     return hashlib.sha256(json.dumps(cell, sort_keys=True).encode()).hexdigest()[:20]
 
 
-def _path(name, cell):
-    return os.path.join(config.results_dir(), name, cell_key(cell) + ".json")
+def _path(name, cell, root=None):
+    return os.path.join(root or config.results_dir(), name, cell_key(cell) + ".json")
 
 
 def load_result(path):
@@ -365,7 +365,7 @@ def results(
     return out
 
 
-def run_cell(cell: dict, experiment: str | None = None) -> dict:
+def run_cell(cell: dict, experiment: str | None = None, results: str | None = None) -> dict:
     """Computes one cell (in whatever process the executor chose).
 
     A search cell stores its evaluations as cells of ``experiment``.
@@ -373,6 +373,9 @@ def run_cell(cell: dict, experiment: str | None = None) -> dict:
     Args:
         cell: a cell dict with its ``method``.
         experiment: the experiment's name (for methods that store cells).
+        results: the results folder those cells go to (default
+            ``config.results_dir()``; a Dask worker's environment is not the
+            client's, so the runner passes its own).
 
     Returns:
         the method's JSON-ready result dict, plus ``cell_seconds``.
@@ -382,19 +385,19 @@ def run_cell(cell: dict, experiment: str | None = None) -> dict:
 
     start = time.perf_counter()
     meth = METHODS[cell["method"]]
-    out = jsonable(meth.fn(cell, experiment) if meth.needs_experiment else meth.fn(cell))
+    out = jsonable(meth.fn(cell, experiment, results) if meth.needs_experiment else meth.fn(cell))
     out["cell_seconds"] = time.perf_counter() - start
     return out
 
 
-def run_cells(cells: list, experiment: str | None = None) -> list[dict]:
+def run_cells(cells: list, experiment: str | None = None, results: str | None = None) -> list[dict]:
     """Computes several cells, in order; one-seed ``net`` cells that differ
     only in ``n`` and ``seeds`` train as one program
     (:func:`ntkgap.training.train_runs`), the rest one by one.
 
     Args:
         cells: cell dicts.
-        experiment: the experiment's name (for methods that store cells).
+        experiment, results: as ``run_cell``.
 
     Returns:
         list of result dicts, one per cell (as ``run_cell`` gives them).
@@ -406,10 +409,10 @@ def run_cells(cells: list, experiment: str | None = None) -> list[dict]:
             shared = {k: v for k, v in c.items() if k not in ("n", "seeds")}
             joint.setdefault(json.dumps(shared, sort_keys=True), []).append(i)
         else:
-            out[i] = run_cell(c, experiment)
+            out[i] = run_cell(c, experiment, results)
     for idx in joint.values():
         if len(idx) == 1:
-            out[idx[0]] = run_cell(cells[idx[0]], experiment)
+            out[idx[0]] = run_cell(cells[idx[0]], experiment, results)
         else:
             for i, r in zip(idx, _net_runs([cells[i] for i in idx])):
                 out[i] = r
@@ -510,17 +513,6 @@ def _net_cost(cell):
     return _get(cell, "steps") * cell["n"] ** 0.3 * cell["width"] ** 0.5
 
 
-@method(
-    "net",
-    cost=_net_cost,
-    target=Param("target"),
-    arch=Param("arch"),
-    width=Param("int"),
-    n=Param("int"),
-    seeds=Param("seeds", per_cell_list=True),
-    n_test=Param("int", default=2000),
-    **_train_params(),
-)
 def _train_cfg(cell):
     from ntkgap import train_config
 
@@ -532,6 +524,17 @@ def _thin(curve):
     return curve[:: max(1, len(curve) // 50)]
 
 
+@method(
+    "net",
+    cost=_net_cost,
+    target=Param("target"),
+    arch=Param("arch"),
+    width=Param("int"),
+    n=Param("int"),
+    seeds=Param("seeds", per_cell_list=True),
+    n_test=Param("int", default=2000),
+    **_train_params(),
+)
 def _net(cell):
     from ntkgap import training
     from ntkgap.arch import parse_arch
@@ -555,8 +558,7 @@ def _net_runs(cells):
     """``net`` cells of one seed each, alike but for n and seeds, trained as
     one program; each result as ``run_cell`` would give it (``cell_seconds``
     the whole call's, ``batched_runs`` how many runs shared it)."""
-    from ntkgap import training
-    from ntkgap._infra import compat  # noqa: F401  (x64 and neural-tangents without TF, before any work)
+    from ntkgap import training  # imports ntkgap._infra.compat first (x64)
     from ntkgap._infra.files import jsonable
     from ntkgap.arch import parse_arch
     from ntkgap.targets import parse_target
@@ -593,7 +595,7 @@ _SEARCH_PARAMS = dict(
 )
 
 
-def _search(cell, experiment):
+def _search(cell, experiment, results=None):
     from ntkgap import sample_complexity
 
     if experiment is None:
@@ -601,10 +603,10 @@ def _search(cell, experiment):
     if cell["n_min"] >= cell["n_max"]:
         raise UsageError(f"n_min={cell['n_min']} must be < n_max={cell['n_max']}")
     store = sample_complexity.Store(
-        lambda c: (load_result(_path(experiment, c)) or {}).get("result"),
-        lambda c, r: _store(experiment, c, r),
+        lambda c: (load_result(_path(experiment, c, results)) or {}).get("result"),
+        lambda c, r: _store(experiment, c, r, results),
     )
-    return sample_complexity.run(cell, store, lambda cells: run_cells(cells, experiment))
+    return sample_complexity.run(cell, store, lambda cells: run_cells(cells, experiment, results))
 
 
 method(
@@ -660,13 +662,13 @@ def failure(result: dict) -> str | None:
     return None
 
 
-def _store(name, cell, result):
+def _store(name, cell, result, root=None):
     from ntkgap._infra.files import atomic_write, dumps
 
     record = {"cell": cell, "result": result}
     if why := failure(result):
         record["failed"] = why
-    atomic_write(_path(name, cell), dumps(record))
+    atomic_write(_path(name, cell, root), dumps(record))
 
 
 def run(
@@ -722,7 +724,9 @@ def run(
             elif client is not None:
                 from distributed import as_completed
 
-                futs = {client.submit(run_cell, c, name, pure=False): c for c in todo}
+                # a worker's environment may name another results folder
+                here = os.path.abspath(root)
+                futs = {client.submit(run_cell, c, name, here, pure=False): c for c in todo}
                 for fut in as_completed(futs):
                     _store(name, futs[fut], fut.result())
                     bar.update()

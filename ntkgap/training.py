@@ -35,6 +35,7 @@ n-candidates, with minibatch steps whose cost does not grow with n.
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
@@ -57,6 +58,12 @@ from ntkgap.variance import target_variance
 
 # seeds per vmapped group: every group is padded to this size (see train)
 GROUP_SIZE = 4
+# model and program builders kept for reuse, with their compiled programs
+# (per chunk length and shapes): a later call of the same architecture,
+# config and shapes (a search's later steps, a repeated benchmark, a test)
+# skips tracing and compiling. Least recently used first out.
+PROGRAMS_KEPT = 16
+_PROGRAMS: OrderedDict = OrderedDict()
 
 
 def _optimizer(cfg):
@@ -170,6 +177,23 @@ def _make(apply_fn, cfg, width, minibatch):
         return jax.jit(jax.vmap(chunk), donate_argnums=0)
 
     return model, opt, program
+
+
+def _programs(arch, width, cfg, minibatch):
+    """``_make``'s (model, opt, program) with a jitted ``predict`` and a dict
+    of compiled programs, kept in ``_PROGRAMS`` for the same settings."""
+    from ntkgap import arch as arch_module  # its fast path is chosen when traced
+
+    key = (str(arch.spec), arch_module.BLOCK_DIAGONAL_MAX, width, cfg, minibatch)
+    if key in _PROGRAMS:
+        _PROGRAMS.move_to_end(key)
+        return _PROGRAMS[key]
+    model, opt, program = _make(arch.stax(width)[1], cfg, width, minibatch)
+    entry = (model, opt, program, jax.jit(model), {})
+    _PROGRAMS[key] = entry
+    while len(_PROGRAMS) > PROGRAMS_KEPT:
+        _PROGRAMS.popitem(last=False)
+    return entry
 
 
 def _checked(cfg, seeds, width):
@@ -334,7 +358,7 @@ def _fit_family(arch, width, target, runs, cfg, n_test, workers, minibatch):
     pad = list(range(S)) + [S - 1] * (groups * size - S)  # padding: numbers discarded
     R = len(pad)
     dtype = jnp.float32 if cfg.dtype == "float32" else jnp.float64
-    init_fn, apply_fn, _ = arch.stax(width)
+    init_fn = arch.stax(width)[0]
     ptr, pva = max(t for _, t in sizes), max(v for v, _ in sizes)
     xtr, ytr, xva, yva, xts, yts, splits, x_test = [], [], [], [], [], [], [], []
     for (s, n), (n_val, _) in zip(runs, sizes):
@@ -367,7 +391,7 @@ def _fit_family(arch, width, target, runs, cfg, n_test, workers, minibatch):
         ),
         f"training {S} networks of {n_params} parameters",
     )
-    model, opt, program = _make(apply_fn, cfg, width, minibatch)
+    model, opt, program, predict, compiled = _programs(arch, width, cfg, minibatch)
     var = target_variance(target)
     # the state's trees are copies: its buffers are donated to the program
     state = _State(
@@ -393,7 +417,6 @@ def _fit_family(arch, width, target, runs, cfg, n_test, workers, minibatch):
     # exactly cfg.steps: full chunks of eval_every, then a shorter last one
     full, rest = divmod(cfg.steps, cfg.eval_every)
     lengths = [cfg.eval_every] * full + ([rest] if rest else [])
-    compiled = {}  # at most two programs, compiled ahead of the threads
     threads = min(groups, workers)
     pool = ThreadPoolExecutor(threads) if threads > 1 else None
 
@@ -405,9 +428,12 @@ def _fit_family(arch, width, target, runs, cfg, n_test, workers, minibatch):
     try:
         with progress.bar(total=cfg.steps, desc=desc) as bar:
             for length in lengths:
-                if length not in compiled:  # two threads must not both trace
-                    compiled[length] = program(length).lower(gstate[0], *gargs[0]).compile()
-                step_fn = compiled[length]
+                shapes = tuple(
+                    (a.shape, a.dtype) for a in jax.tree_util.tree_leaves((gstate[0], gargs[0]))
+                )
+                if (length, shapes) not in compiled:  # ahead of the threads: one trace
+                    compiled[length, shapes] = program(length).lower(gstate[0], *gargs[0]).compile()
+                step_fn = compiled[length, shapes]
 
                 def advance(g, step_fn=step_fn, states=gstate):
                     # wait here: dispatch is asynchronous, and a thread that
@@ -441,7 +467,6 @@ def _fit_family(arch, width, target, runs, cfg, n_test, workers, minibatch):
     steps = np.asarray(state.step).tolist()
     nonfinite = np.asarray(state.nonfinite).tolist()
     recs = []
-    predict = jax.jit(model)  # one program per data shape, not one per primitive
     for i, ((s, _n), (n_val, n_tr)) in enumerate(zip(runs, sizes)):
         p0_i = jax.tree_util.tree_map(lambda p, i=i: p[i], params0)
         xtr_i, ytr_i = Xtr[i, :n_tr], np.asarray(Ytr[i, :n_tr], np.float64)

@@ -143,12 +143,13 @@ def test_vmapped_seeds_equal_sequential_runs():
 def test_same_seed_gives_identical_numbers_and_compiles_once(dtype):
     arch, target = parse_arch("tree:arity=2,L=2"), parse_target("tree:d=16,L=2,arity=2,node=parity")
     cfg = _cfg()._replace(dtype=dtype)
+    training._PROGRAMS.clear()
     with chunk_compilations() as compiled:
         a = training.train(arch, 32, target, 100, seeds=[7, 8, 5, 6], cfg=cfg, workers=1)
     assert len(compiled) == 1  # 6 chunks of steps, one compilation
     with chunk_compilations() as compiled:
         b = training.train(arch, 32, target, 100, seeds=[7, 8, 5, 6], cfg=cfg, workers=2)
-    assert len(compiled) == 1  # two groups, one compilation
+    assert not compiled  # the same shapes: the kept program is reused
     assert a["test_mse_per_seed"] == b["test_mse_per_seed"]
     assert a["loss_curve"] == b["loss_curve"]
     c = training.train(arch, 32, target, 100, seeds=[9, 8], cfg=cfg)
@@ -184,6 +185,7 @@ def test_runs_of_different_n_in_one_program_equal_separate_runs():
     runs = [(0, 40), (1, 96), (2, 24), (3, 96), (4, 30)]
     arch, target = parse_arch("fc:depth=1"), parse_target("parity:d=8,k=2")
     cfg = training.TrainConfig(steps=120, lr=3e-2, eval_every=20, batch=24, patience=1)
+    training._PROGRAMS.clear()
     with chunk_compilations() as compiled:
         together = training.train_runs(arch, 8, target, runs, cfg=cfg, n_test=50, workers=1)
     assert len(compiled) == 2  # one program per kind of step (minibatch, full), 6 chunks each
