@@ -244,7 +244,11 @@ row("theory curve 1000 n up to 1e12 (target 1 s)", tc, None, "-", True)
 # Training: one call for 8 seeds, vmapped in groups, a thread per core,
 # vs 8 separate calls (each traces and compiles its own step function, as 8
 # separate runs would); the middle row is vmap alone (one thread), to show
-# what each part buys. Both sides use the same XLA settings.
+# what each part buys. Both sides use the same XLA settings. No compiled
+# program is kept between calls here (PROGRAMS_KEPT = 0), so every call
+# compiles, as a separate run in its own process would.
+kept, training.PROGRAMS_KEPT = training.PROGRAMS_KEPT, 0
+training._PROGRAMS.clear()
 for spec, target, width, n in (
     ("fc:depth=2", "tree:d=16,L=2,arity=2,node=linear-plus", 32, 200),
     ("fc:depth=2", "tree:d=16,L=2,arity=2,node=linear-plus", 128, 400),
@@ -267,6 +271,42 @@ for spec, target, width, n in (
     name = f"train 8 seeds {spec} w={width} n={n}, 1000 steps"
     row(f"{name} ({rv['workers']} threads; target 3x)", tv, tsq, "8 sequential runs", agree)
     row(f"{name} (1 thread: vmap alone)", t1, tsq, "8 sequential runs", agree)
+
+# A search step: 8 seeds at 4 candidate n (2 each), every run stopping at its
+# own plateau, trained as ONE program (train_runs: data padded to the largest
+# n and masked, minibatches of 64) vs one call per n (how a step ran before:
+# 4 programs) vs one call per (seed, n) (8 separate runs). Minibatch runs
+# draw the same batches and make the same updates however they are grouped,
+# so the test errors agree exactly.
+arch, tgt = parse_arch("fc:depth=2"), parse_target("tree:d=16,L=2,arity=2,node=linear-plus")
+cfg = training.TrainConfig(steps=1000, lr=3e-3, eval_every=100, batch=64, patience=3)
+step_runs = [(s, n) for n in (200, 256, 320, 400) for s in (2 * n % 7, 2 * n % 7 + 1)]
+reps = 1 if QUICK else 2
+
+
+def per_n():
+    out = {}
+    for n in sorted({n for _, n in step_runs}):
+        ss = [s for s, m in step_runs if m == n]
+        r = training.train(arch, 32, tgt, n, seeds=ss, cfg=cfg)
+        out.update({(s, n): e for s, e in zip(ss, r["test_mse_per_seed"])})
+    return [out[p] for p in step_runs]
+
+
+tb, rb = timed(
+    lambda: [r["test_mse"] for r in training.train_runs(arch, 32, tgt, step_runs, cfg=cfg)], reps
+)
+tn, rn = timed(per_n, reps)
+tsep, rsep = timed(
+    lambda: [
+        training.train(arch, 32, tgt, n, seeds=[s], cfg=cfg)["test_mse"] for s, n in step_runs
+    ],
+    reps,
+)
+name = "search step: 8 seeds x 4 n, fc:depth=2 w=32, batch 64, one program"
+row(f"{name} (vs one call per n)", tb, tn, "4 calls, one per n", rb == rn)
+row(f"{name} (vs separate runs)", tb, tsep, "8 separate runs", rb == rsep)
+training.PROGRAMS_KEPT = kept
 # Adaptive n*(eps) search vs the fixed geometric grid of the same resolution
 # (factor 1.25): evaluations on planted curves (free), and, in the full run,
 # trainings and wall time of a real small search (search_bench.real)

@@ -309,8 +309,8 @@ def cell_key(cell: dict) -> str:
     return hashlib.sha256(json.dumps(cell, sort_keys=True).encode()).hexdigest()[:20]
 
 
-def _path(name, cell):
-    return os.path.join(config.results_dir(), name, cell_key(cell) + ".json")
+def _path(name, cell, root=None):
+    return os.path.join(root or config.results_dir(), name, cell_key(cell) + ".json")
 
 
 def load_result(path):
@@ -370,7 +370,7 @@ def results(
     return out
 
 
-def run_cell(cell: dict, experiment: str | None = None) -> dict:
+def run_cell(cell: dict, experiment: str | None = None, results: str | None = None) -> dict:
     """Computes one cell (in whatever process the executor chose).
 
     A search cell stores its evaluations as cells of ``experiment``.
@@ -378,6 +378,9 @@ def run_cell(cell: dict, experiment: str | None = None) -> dict:
     Args:
         cell: a cell dict with its ``method``.
         experiment: the experiment's name (for methods that store cells).
+        results: the results folder those cells go to (default
+            ``config.results_dir()``; a Dask worker's environment is not the
+            client's, so the runner passes its own).
 
     Returns:
         the method's JSON-ready result dict, plus ``cell_seconds``.
@@ -387,8 +390,37 @@ def run_cell(cell: dict, experiment: str | None = None) -> dict:
 
     start = time.perf_counter()
     meth = METHODS[cell["method"]]
-    out = jsonable(meth.fn(cell, experiment) if meth.needs_experiment else meth.fn(cell))
+    out = jsonable(meth.fn(cell, experiment, results) if meth.needs_experiment else meth.fn(cell))
     out["cell_seconds"] = time.perf_counter() - start
+    return out
+
+
+def run_cells(cells: list, experiment: str | None = None, results: str | None = None) -> list[dict]:
+    """Computes several cells, in order; one-seed ``net`` cells that differ
+    only in ``n`` and ``seeds`` train as one program
+    (:func:`ntkgap.training.train_runs`), the rest one by one.
+
+    Args:
+        cells: cell dicts.
+        experiment, results: as ``run_cell``.
+
+    Returns:
+        list of result dicts, one per cell (as ``run_cell`` gives them).
+    """
+    out = [None] * len(cells)
+    joint: dict[str, list[int]] = {}
+    for i, c in enumerate(cells):
+        if c["method"] == "net" and len(c["seeds"]) == 1:
+            shared = {k: v for k, v in c.items() if k not in ("n", "seeds")}
+            joint.setdefault(json.dumps(shared, sort_keys=True), []).append(i)
+        else:
+            out[i] = run_cell(c, experiment, results)
+    for idx in joint.values():
+        if len(idx) == 1:
+            out[idx[0]] = run_cell(cells[idx[0]], experiment, results)
+        else:
+            for i, r in zip(idx, _net_runs([cells[i] for i in idx])):
+                out[i] = r
     return out
 
 
@@ -486,6 +518,17 @@ def _net_cost(cell):
     return _get(cell, "steps") * cell["n"] ** 0.3 * cell["width"] ** 0.5
 
 
+def _train_cfg(cell):
+    from ntkgap import train_config
+
+    return train_config.from_mapping({k: v for k, v in cell.items() if k in train_config.BY_NAME})
+
+
+def _thin(curve):
+    """At most ~50 rows of a loss curve are stored."""
+    return curve[:: max(1, len(curve) // 50)]
+
+
 @method(
     "net",
     cost=_net_cost,
@@ -498,11 +541,11 @@ def _net_cost(cell):
     **_train_params(),
 )
 def _net(cell):
-    from ntkgap import train_config, training
+    from ntkgap import training
     from ntkgap.arch import parse_arch
     from ntkgap.targets import parse_target
 
-    cfg = train_config.from_mapping({k: v for k, v in cell.items() if k in train_config.BY_NAME})
+    cfg = _train_cfg(cell)
     out = training.train(
         parse_arch(cell["arch"]),
         cell["width"],
@@ -512,8 +555,37 @@ def _net(cell):
         cfg=cfg,
         n_test=_get(cell, "n_test"),
     )
-    out["loss_curve"] = out["loss_curve"][:: max(1, len(out["loss_curve"]) // 50)]
+    out["loss_curve"] = _thin(out["loss_curve"])
     return out
+
+
+def _net_runs(cells):
+    """``net`` cells of one seed each, alike but for n and seeds, trained as
+    one program; each result as ``run_cell`` would give it (``cell_seconds``
+    the whole call's, ``batched_runs`` how many runs shared it)."""
+    from ntkgap import training  # imports ntkgap._infra.compat first (x64)
+    from ntkgap._infra.files import jsonable
+    from ntkgap.arch import parse_arch
+    from ntkgap.targets import parse_target
+
+    start = time.perf_counter()
+    c = cells[0]
+    outs = training.train_runs(
+        parse_arch(c["arch"]),
+        c["width"],
+        parse_target(c["target"]),
+        [(x["seeds"][0], x["n"]) for x in cells],
+        cfg=_train_cfg(c),
+        n_test=_get(c, "n_test"),
+    )
+    seconds = time.perf_counter() - start
+    results = []
+    for out in outs:
+        out["loss_curve"] = _thin(out["loss_curve"])
+        out = jsonable(out)
+        out.update(cell_seconds=seconds, batched_runs=len(cells))
+        results.append(out)
+    return results
 
 
 _SEARCH_PARAMS = dict(
@@ -528,7 +600,7 @@ _SEARCH_PARAMS = dict(
 )
 
 
-def _search(cell, experiment):
+def _search(cell, experiment, results=None):
     from ntkgap import sample_complexity
 
     if experiment is None:
@@ -536,10 +608,10 @@ def _search(cell, experiment):
     if cell["n_min"] >= cell["n_max"]:
         raise UsageError(f"n_min={cell['n_min']} must be < n_max={cell['n_max']}")
     store = sample_complexity.Store(
-        lambda c: (load_result(_path(experiment, c)) or {}).get("result"),
-        lambda c, r: _store(experiment, c, r),
+        lambda c: (load_result(_path(experiment, c, results)) or {}).get("result"),
+        lambda c, r: _store(experiment, c, r, results),
     )
-    return sample_complexity.run(cell, store, run_cell)
+    return sample_complexity.run(cell, store, lambda cells: run_cells(cells, experiment, results))
 
 
 method(
@@ -595,13 +667,13 @@ def failure(result: dict) -> str | None:
     return None
 
 
-def _store(name, cell, result):
+def _store(name, cell, result, root=None):
     from ntkgap._infra.files import atomic_write, dumps
 
     record = {"cell": cell, "result": result}
     if why := failure(result):
         record["failed"] = why
-    atomic_write(_path(name, cell), dumps(record))
+    atomic_write(_path(name, cell, root), dumps(record))
 
 
 def run(
@@ -657,7 +729,9 @@ def run(
             elif client is not None:
                 from distributed import as_completed
 
-                futs = {client.submit(run_cell, c, name, pure=False): c for c in todo}
+                # a worker's environment may name another results folder
+                here = os.path.abspath(root)
+                futs = {client.submit(run_cell, c, name, here, pure=False): c for c in todo}
                 for fut in as_completed(futs):
                     _store(name, futs[fut], fut.result())
                     bar.update()

@@ -4,10 +4,11 @@ through stored cells: every (seed, n) evaluation is an ordinary ``ntk`` or
 ``net`` cell of one seed, stored like any other, so a search killed in the
 middle loses no finished evaluation and a rerun continues where it stopped.
 
-Seeds that a search step sends to the same n are trained together (one
-vmapped call); a seed's numbers do not depend on which seeds it shares a
-call with (``ntkgap.training``), so storing each seed's numbers under its
-own one-seed cell is exact.
+All the trainings of a search step, seeds at different n included, run as
+one call (``ntkgap.training.train_runs``: one compiled program, each run's
+data padded to the step's largest n and masked). A run's numbers are those
+of the run alone, up to the order of sums over its rows, so each is stored
+under its own one-seed ``net`` cell, as a separate run would be.
 
 A ``net_search`` cell may list several learning rates (``lr = [...]``): they
 are compared first, on the validation split, at ``sweep_n`` samples
@@ -60,55 +61,27 @@ def evaluation_cell(cell: dict, n: int, seed: int, lr=None) -> dict:
     return out
 
 
-def _seed_slice(result: dict, i: int) -> dict:
-    """One seed's numbers out of a multi-seed training result."""
-    S = len(result["seeds"])
-    out = {}
-    for k, v in result.items():
-        if isinstance(v, list) and len(v) == S and k != "loss_curve":
-            out[k] = [v[i]]
-        elif k == "loss_curve":
-            out[k] = [
-                {
-                    kk: ([vv[i]] if isinstance(vv, list) and len(vv) == S else vv)
-                    for kk, vv in row.items()
-                }
-                for row in v
-            ]
-        else:
-            out[k] = v
-    per = out.get("test_mse_per_seed", [result.get("test_mse")])
-    out["test_mse"] = per[0]
-    if "diverged_per_seed" in out:
-        out["diverged"] = bool(out["diverged_per_seed"][0])
-    out.pop("test_mse_std", None)
-    return out
+def _evaluate(cell, store, run_cells, pairs, lr=None) -> dict:
+    """{(seed, n): result} for the given pairs, from the store or computed.
 
-
-def _evaluate(cell, store, run_cell, pairs, lr=None) -> dict:
-    """{(seed, n): result} for the given pairs, from the store or computed."""
-    out, todo = {}, {}
+    A network search's missing evaluations go to ``run_cells`` together
+    (one program trains them all, whatever their n); kernel evaluations go
+    one at a time, each stored as soon as it is done."""
+    out, todo = {}, []
     for seed, n in pairs:
         sub = evaluation_cell(cell, n, seed, lr)
         r = store.load(sub)
         if r is None:
-            todo.setdefault(n, []).append(seed)
+            todo.append(((seed, n), sub))
         else:
             out[(seed, n)] = r
-    for n, seeds in todo.items():
-        if cell["method"] == "ntk_search":
-            for s in seeds:
-                sub = evaluation_cell(cell, n, s, lr)
-                r = run_cell(sub)
-                store.save(sub, r)
-                out[(s, n)] = r
-        else:
-            joint = dict(evaluation_cell(cell, n, seeds[0], lr), seeds=list(seeds))
-            r = run_cell(joint)
-            for i, s in enumerate(seeds):
-                one = _seed_slice(r, i)
-                store.save(evaluation_cell(cell, n, s, lr), one)
-                out[(s, n)] = one
+    batches = [todo] if cell["method"] == "net_search" else [[t] for t in todo]
+    for batch in batches:
+        if not batch:
+            continue
+        for (pair, sub), r in zip(batch, run_cells([sub for _, sub in batch])):
+            store.save(sub, r)
+            out[pair] = r
     return out
 
 
@@ -128,6 +101,8 @@ def best_val(r, i: int = 0) -> float:
     Returns:
         float (inf when no finite validation error was recorded).
     """
+    if r.get("best_val_mse"):  # the checkpoint's own score, not a thinned curve's
+        return float(r["best_val_mse"][i])
     vals = [row["val_mse"][i] for row in r.get("loss_curve", []) if row.get("val_mse")]
     vals = [v for v in vals if v is not None and math.isfinite(v)]
     return min(vals) if vals else math.inf
@@ -147,26 +122,28 @@ def choose_lr(best_vals: dict):
     return min(table, key=lambda k: (table[k], k)), table
 
 
-def _sweep(cell, store, run_cell):
+def _sweep(cell, store, run_cells):
     """Pick the learning rate on the validation split (see module doc)."""
     grid = search.geometric_grid(cell["n_min"], cell["n_max"], cell.get("resolution", 1.25))
     n0 = cell.get("sweep_n") or grid[len(grid) // 2]
     vals = {}
     for lr in cell["lr"]:
-        res = _evaluate(cell, store, run_cell, [(s, n0) for s in cell["seeds"]], lr=lr)
+        res = _evaluate(cell, store, run_cells, [(s, n0) for s in cell["seeds"]], lr=lr)
         vals[lr] = [best_val(r) for r in res.values()]
     best, table = choose_lr(vals)
     return best, {"n": int(n0), "median_best_val_mse": {repr(k): v for k, v in table.items()}}
 
 
-def run(cell: dict, store: Store, run_cell) -> dict:
+def run(cell: dict, store: Store, run_cells) -> dict:
     """Run (or resume) the search of an ``ntk_search``/``net_search`` cell.
 
     Args:
         cell: the search cell (target, arch, eps, seeds, n_min, n_max,
             resolution, and the evaluation method's own keys).
         store: where evaluation cells are loaded from and saved to.
-        run_cell: computes one evaluation cell (the runner's).
+        run_cells: computes a list of evaluation cells into their results,
+            in order (the runner's ``run_cells``: one-seed ``net`` cells of
+            different n train as one program).
 
     Returns:
         dict with ``per_seed`` (each seed's bracket, n* and censoring),
@@ -177,7 +154,7 @@ def run(cell: dict, store: Store, run_cell) -> dict:
     lr = None
     sweep = None
     if cell["method"] == "net_search" and isinstance(cell.get("lr"), list):
-        lr, sweep = _sweep(cell, store, run_cell)
+        lr, sweep = _sweep(cell, store, run_cells)
     state = search.new_search(
         cell["seeds"],
         cell["eps"],
@@ -188,7 +165,7 @@ def run(cell: dict, store: Store, run_cell) -> dict:
     seen = []
     while not search.finished(state):
         pairs = search.propose(state)
-        res = _evaluate(cell, store, run_cell, pairs, lr=lr)
+        res = _evaluate(cell, store, run_cells, pairs, lr=lr)
         state = search.update(state, {k: _error(r) for k, r in res.items()})
         seen += [
             {"seed": s, "n": n, "test_mse": _error(r), "overlap": r.get("overlap")}

@@ -25,11 +25,17 @@ for 8 x (320x128)@(128x128) with one core or two), so one vmapped group
 leaves the other cores idle; a group per core uses them. A seed's numbers
 do not depend on the grouping (tests compare 1, 2 and 4 workers); a run of
 one seed alone (``vmap=False``) agrees with them to rounding.
+
+Runs of different n train together too (:func:`train_runs`, for the
+adaptive search, whose step sends seeds to different n): each run's data is
+padded to the largest n and masked, so one compiled program trains seeds x
+n-candidates, with minibatch steps whose cost does not grow with n.
 """
 
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
 from typing import NamedTuple
 
@@ -52,6 +58,12 @@ from ntkgap.variance import target_variance
 
 # seeds per vmapped group: every group is padded to this size (see train)
 GROUP_SIZE = 4
+# model and program builders kept for reuse, with their compiled programs
+# (per chunk length and shapes): a later call of the same architecture,
+# config and shapes (a search's later steps, a repeated benchmark, a test)
+# skips tracing and compiling. Least recently used first out.
+PROGRAMS_KEPT = 16
+_PROGRAMS: OrderedDict = OrderedDict()
 
 
 def _optimizer(cfg):
@@ -126,10 +138,19 @@ def param_scaling(cfg, arch, width: int, in_shape) -> tuple[float, object]:
     return float(1.0 / np.sqrt(width)), jax.tree_util.tree_unflatten(tree, mults)
 
 
-def _make(apply_fn, cfg, width, mults=None, scale=1.0):
+def _make(apply_fn, cfg, width, minibatch, mults=None, scale=1.0):
     """The model and, per chunk length, a jitted program running that many
-    steps for a vmapped group of seeds (``mults``, ``scale``: see
-    :func:`param_scaling`)."""
+    steps for a vmapped group of runs (``mults``, ``scale``: see
+    :func:`param_scaling`).
+
+    Every run of a group sees arrays of the same (padded) shape: its
+    training and validation sets are padded to the group's largest, and its
+    own sizes ``ntr``/``nva`` mask the rest. A padded row never enters a
+    loss, a gradient, a validation score or a minibatch (batches are drawn
+    from the run's own ``ntr`` rows), so a run's numbers are those of the
+    run trained alone, up to the order of the sums over its rows.
+    ``minibatch`` is static: runs training on minibatches and full-batch
+    runs are different programs."""
     opt = _optimizer(cfg)
     if mults is not None:
         opt = optax.chain(
@@ -143,37 +164,40 @@ def _make(apply_fn, cfg, width, mults=None, scale=1.0):
             out = cfg.alpha * (out - apply_fn(params0, x)[:, 0] * scale)
         return out
 
-    def loss_fn(params, params0, x, y):
-        r = model(params, params0, x) - y
-        loss = jnp.mean(r**2)
+    def loss_fn(params, params0, x, y, mask=None):
+        r2 = (model(params, params0, x) - y) ** 2
+        # padded rows add exact zeros (where, not a product: 0 * inf is nan)
+        loss = jnp.mean(r2) if mask is None else jnp.sum(jnp.where(mask, r2, 0)) / jnp.sum(mask)
         return loss / cfg.alpha**2 if cfg.alpha is not None else loss
 
     def program(length):
-        def chunk(state, params0, xtr, ytr, xva, yva):
-            n = xtr.shape[0]
+        def chunk(state, params0, xtr, ytr, ntr, xva, yva, nva):
+            mtr = jnp.arange(xtr.shape[0]) < ntr
+            mva = jnp.arange(xva.shape[0]) < nva
 
             def val_of(params):  # in the state's dtype: the next chunk's types match
-                err = model(params, params0, xva) - yva
-                return jnp.mean(err**2).astype(state.best_val.dtype)
+                err2 = (model(params, params0, xva) - yva) ** 2
+                val = jnp.sum(jnp.where(mva, err2, 0)) / jnp.sum(mva)
+                return val.astype(state.best_val.dtype)
 
             # the starting point is checkpoint 0: a run that never beats it keeps it
             val0 = val_of(state.params)
-            loss0 = loss_fn(state.params, params0, xtr, ytr)
+            loss0 = loss_fn(state.params, params0, xtr, ytr, mtr)
             state = state._replace(best_val=jnp.where(state.step == 0, val0, state.best_val))
             live = state.active
 
             def step(st, _):
                 key, sub = jax.random.split(st.key)
-                if cfg.batch and cfg.batch < n:
-                    idx = jax.random.randint(sub, (cfg.batch,), 0, n)
-                    xb, yb = xtr[idx], ytr[idx]
+                if minibatch:  # the same draws as the run alone: randint's bound is its own ntr
+                    idx = jax.random.randint(sub, (cfg.batch,), 0, ntr)
+                    grad_args = (xtr[idx], ytr[idx])
                 else:
-                    xb, yb = xtr, ytr
-                loss, g = jax.value_and_grad(loss_fn)(st.params, params0, xb, yb)
+                    grad_args = (xtr, ytr, mtr)
+                loss, g = jax.value_and_grad(loss_fn)(st.params, params0, *grad_args)
                 upd, ost = opt.update(g, st.opt_state, st.params)
                 new = optax.apply_updates(st.params, upd)
 
-                def keep(a, b):  # a stopped seed's state is frozen
+                def keep(a, b):  # a stopped run's state is frozen
                     return jnp.where(live, a, b)
 
                 return st._replace(
@@ -202,9 +226,46 @@ def _make(apply_fn, cfg, width, mults=None, scale=1.0):
             )
             return state, jnp.mean(losses), val, val0, loss0
 
-        return jax.jit(jax.vmap(chunk))
+        # the state is rebuilt every chunk: its buffers can be reused in place
+        return jax.jit(jax.vmap(chunk), donate_argnums=0)
 
     return model, opt, program
+
+
+def _programs(arch, width, cfg, minibatch, in_shape):
+    """``_make``'s (model, opt, program) with a jitted ``predict`` and a dict
+    of compiled programs, kept in ``_PROGRAMS`` for the same settings."""
+    from ntkgap import arch as arch_module  # its fast path is chosen when traced
+
+    key = (str(arch.spec), arch_module.BLOCK_DIAGONAL_MAX, width, cfg, minibatch, in_shape)
+    if key in _PROGRAMS:
+        _PROGRAMS.move_to_end(key)
+        return _PROGRAMS[key]
+    scale, mults = param_scaling(cfg, arch, width, in_shape)
+    model, opt, program = _make(arch.stax(width)[1], cfg, width, minibatch, mults, scale)
+    entry = (model, opt, program, jax.jit(model), {})
+    _PROGRAMS[key] = entry
+    while len(_PROGRAMS) > PROGRAMS_KEPT:
+        _PROGRAMS.popitem(last=False)
+    return entry
+
+
+def _checked(cfg, seeds, width):
+    cfg = TrainConfig() if cfg is None else cfg
+    validate(cfg)
+    if not seeds:
+        raise UsageError("training: give at least one seed")
+    if width < 1:
+        raise UsageError(f"training: width={width} must be >= 1")
+    return cfg
+
+
+def _n_val(cfg, n):
+    """(validation, training) sizes of a pool of n."""
+    n_val = validation_size(n, cfg.val_frac)
+    if n - n_val < 1:
+        raise UsageError(f"training: n={n} leaves no training points after the validation split")
+    return n_val, n - n_val
 
 
 def train(
@@ -250,70 +311,129 @@ def train(
       target's variance) and per seed, ``steps`` (as run), ``diverged``,
       ``overlap`` (see :class:`ntkgap.split.Split`), the loss curve, ...
     """
-    cfg = TrainConfig() if cfg is None else cfg
-    validate(cfg)
     seeds = [int(s) for s in seeds]
-    if not seeds:
-        raise UsageError("training: give at least one seed")
-    if width < 1:
-        raise UsageError(f"training: width={width} must be >= 1")
+    cfg = _checked(cfg, seeds, width)
     if not vmap and len(seeds) > 1:
         runs = [
-            train(
-                arch,
-                width,
-                target,
-                n,
-                seeds=[s],
-                cfg=cfg,
-                n_test=n_test,
-                workers=1,
-                return_predictions=return_predictions,
-            )
+            train(arch, width, target, n, seeds=[s], cfg=cfg, n_test=n_test, workers=1,
+                  return_predictions=return_predictions)
             for s in seeds
-        ]
+        ]  # fmt: skip
         return _merge(runs)
+    recs, info = _fit(arch, width, target, [(s, n) for s in seeds], cfg, n_test, workers)
+    return _result(recs, info, arch, target, width, cfg, return_predictions)
+
+
+def train_runs(
+    arch,
+    width: int,
+    target,
+    runs,
+    *,
+    cfg: TrainConfig | None = None,
+    n_test: int = 2000,
+    workers: int | None = None,
+) -> list[dict]:
+    """Train one network per (seed, n) run, runs of different n together.
+
+    All runs train in one compiled program (two when some train on
+    minibatches and others on their full training set): each run's data is
+    padded to the largest n and masked (see ``_make``), each draws its
+    minibatches from its own rows and stops at its own validation plateau.
+    A run's result is that of ``train(arch, width, target, n, seeds=[seed])``
+    up to the order of sums over its rows (bit for bit when the runs share
+    one n), with its loss curve ending where it stopped.
+
+    Args:
+      arch, target: parsed architecture and target; width: hidden width.
+      runs: (seed, n) pairs, n the pool size (train + validation).
+      cfg: the TrainConfig shared by every run (default: the schema's).
+      n_test: test points per run.
+      workers: threads sharing the vmapped groups (default
+        ``cores.train_workers()``).
+
+    Returns:
+      list, one per run in order: the dict ``train`` returns for that one
+      seed and n (``seconds`` is the whole call's).
+    """
+    runs = [(int(s), int(n)) for s, n in runs]
+    cfg = _checked(cfg, runs, width)
+    recs, info = _fit(arch, width, target, runs, cfg, n_test, workers)
+    out = []
+    for r in recs:
+        r = dict(r, curve=[row for row in r["curve"] if row[0] <= r["steps"]])
+        out.append(_result([r], info, arch, target, width, cfg, False))
+    return out
+
+
+def _fit(arch, width, target, runs, cfg, n_test, workers):
+    """Per-run records and shared facts of training ``runs`` ((seed, n) pairs)."""
+    mb = [bool(cfg.batch) and cfg.batch < _n_val(cfg, n)[1] for _, n in runs]
+    recs, info = [None] * len(runs), {}
+    for family in (True, False):
+        idx = [i for i, m in enumerate(mb) if m == family]
+        if idx:
+            got, info_f = _fit_family(
+                arch, width, target, [runs[i] for i in idx], cfg, n_test, workers, family
+            )
+            for i, r in zip(idx, got):
+                recs[i] = r
+            info = {
+                "seconds": info.get("seconds", 0.0) + info_f["seconds"],
+                "n_params": info_f["n_params"],
+                "workers": max(info.get("workers", 0), info_f["workers"]),
+                "programs": info.get("programs", 0) + info_f["programs"],
+            }
+    return recs, info
+
+
+def _fit_family(arch, width, target, runs, cfg, n_test, workers, minibatch):
     dom = target.domain
     arch.check_domain(dom)
+    n_max = max(n for _, n in runs)
     # every size is estimated and refused before the split allocates anything
     memory.check_sizes(
         memory.net_estimates(
-            arch, target, width=width, n=n, n_test=n_test, seeds=len(seeds), batch=cfg.batch,
+            arch, target, width=width, n=n_max, n_test=n_test, seeds=len(runs), batch=cfg.batch,
             steps=cfg.steps, eval_every=cfg.eval_every, optimizer=cfg.optimizer,
         )
     )  # fmt: skip
-    n_val = validation_size(n, cfg.val_frac)
-    n_tr = n - n_val
-    if n_tr < 1:
-        raise UsageError(f"training: n={n} leaves no training points after the validation split")
+    sizes = [_n_val(cfg, n) for _, n in runs]  # (n_val, n_tr) per run
     workers = cores.train_workers() if workers is None else int(workers)
     if workers < 1:
         raise UsageError(f"training: workers={workers} must be >= 1")
-    S = len(seeds)
-    # every group has the same GROUP_SIZE seeds, whatever S and workers are:
+    S = len(runs)
+    # every group has the same GROUP_SIZE runs, whatever S and workers are:
     # XLA may round a batched matmul differently for different batch sizes
-    # (and drops a batch dimension of 1), so a seed always runs in an
+    # (and drops a batch dimension of 1), so a run always runs in an
     # identically shaped program and its numbers never depend on the grouping
     size = GROUP_SIZE
     groups = -(-S // size)
     pad = list(range(S)) + [S - 1] * (groups * size - S)  # padding: numbers discarded
-    run_seeds = [seeds[i] for i in pad]
-    R = len(run_seeds)
+    R = len(pad)
     dtype = jnp.float32 if cfg.dtype == "float32" else jnp.float64
-    init_fn, apply_fn, _ = arch.stax(width)
-    xs, ys, xts, yts, splits, x_test = [], [], [], [], [], []
-    for s in seeds:
+    init_fn = arch.stax(width)[0]
+    ptr, pva = max(t for _, t in sizes), max(v for v, _ in sizes)
+    xtr, ytr, xva, yva, xts, yts, splits, x_test = [], [], [], [], [], [], [], []
+    for (s, n), (n_val, _) in zip(runs, sizes):
         sp = split(target, n, seed=s, n_val=n_val, n_test=n_test)
-        xs.append(arch.inputs(dom, np.concatenate([sp.x_train, sp.x_val])))
-        ys.append(np.concatenate([sp.y_train, sp.y_val]))
+        xtr.append(_pad(arch.inputs(dom, sp.x_train), ptr))
+        ytr.append(_pad(sp.y_train, ptr))
+        xva.append(_pad(arch.inputs(dom, sp.x_val), pva))
+        yva.append(_pad(sp.y_val, pva))
         xts.append(arch.inputs(dom, sp.x_test))
         yts.append(sp.y_test)
         x_test.append(sp.x_test)
         splits.append(sp.info())
-    X = jnp.asarray(np.stack([xs[i] for i in pad]), dtype)
-    Y = jnp.asarray(np.stack([ys[i] for i in pad]), dtype)
-    in_shape = (-1,) + X.shape[2:]
-    keys = jnp.stack([jax.random.PRNGKey(derive(s, "init")) for s in run_seeds])
+
+    def stacked(arrays):
+        return jnp.asarray(np.stack([arrays[i] for i in pad]), dtype)
+
+    Xtr, Ytr, Xva, Yva = stacked(xtr), stacked(ytr), stacked(xva), stacked(yva)
+    Ntr = jnp.asarray([sizes[i][1] for i in pad])
+    Nva = jnp.asarray([sizes[i][0] for i in pad])
+    in_shape = (-1,) + Xtr.shape[2:]
+    keys = jnp.stack([jax.random.PRNGKey(derive(runs[i][0], "init")) for i in pad])
     params0 = jax.vmap(lambda k: init_fn(k, in_shape)[1])(keys)
     params0 = jax.tree_util.tree_map(lambda p: p.astype(dtype), params0)
     n_params = sum(int(np.prod(p.shape[1:])) for p in jax.tree_util.tree_leaves(params0))
@@ -321,50 +441,53 @@ def train(
         R
         * (
             n_params * 8 * (4 if cfg.optimizer == "adam" else 2)
-            + (cfg.batch or n_tr) * width * 8 * 6 * max(1, _depth(arch))
+            + (cfg.batch if minibatch else ptr) * width * 8 * 6 * max(1, _depth(arch))
         ),
         f"training {S} networks of {n_params} parameters",
     )
-    scale, mults = param_scaling(cfg, arch, width, in_shape)
-    model, opt, program = _make(apply_fn, cfg, width, mults, scale)
+    model, opt, program, predict, compiled = _programs(arch, width, cfg, minibatch, in_shape)
     var = target_variance(target)
+    # the state's trees are copies: its buffers are donated to the program
     state = _State(
-        params0,
+        jax.tree_util.tree_map(jnp.copy, params0),
         jax.vmap(opt.init)(params0),
-        params0,
+        jax.tree_util.tree_map(jnp.copy, params0),
         jnp.full(R, jnp.inf, dtype),
         jnp.zeros(R, jnp.int32),
-        jnp.stack([jax.random.PRNGKey(derive(s, "batches")) for s in run_seeds]),
+        jnp.stack([jax.random.PRNGKey(derive(runs[i][0], "batches")) for i in pad]),
         jnp.zeros(R, jnp.int32),
         jnp.ones(R, bool),
         jnp.zeros(R, jnp.int32),
         jnp.zeros(R, bool),
     )
-    xtr, ytr, xva, yva = X[:, :n_tr], Y[:, :n_tr], X[:, n_tr:], Y[:, n_tr:]
 
     def part(tree, g):
         return jax.tree_util.tree_map(lambda a: a[g * size : (g + 1) * size], tree)
 
     gstate = [part(state, g) for g in range(groups)]
-    gargs = [part((params0, xtr, ytr, xva, yva), g) for g in range(groups)]
+    gargs = [part((params0, Xtr, Ytr, Ntr, Xva, Yva, Nva), g) for g in range(groups)]
+    del state
     start = time.perf_counter()
     # exactly cfg.steps: full chunks of eval_every, then a shorter last one
     full, rest = divmod(cfg.steps, cfg.eval_every)
     lengths = [cfg.eval_every] * full + ([rest] if rest else [])
-    compiled = {}  # at most two programs, compiled ahead of the threads
     threads = min(groups, workers)
     pool = ThreadPoolExecutor(threads) if threads > 1 else None
 
-    def joined(arrays):  # one value per real seed, from the groups' outputs
+    def joined(arrays):  # one value per real run, from the groups' outputs
         return np.concatenate([np.asarray(a) for a in arrays])[:S]
 
     curve, done = [], 0
+    desc = f"train w={width} n={n_max}" + (f" ({S} runs)" if len(set(runs)) > 1 else "")
     try:
-        with progress.bar(total=cfg.steps, desc=f"train w={width} n={n}") as bar:
+        with progress.bar(total=cfg.steps, desc=desc) as bar:
             for length in lengths:
-                if length not in compiled:  # two threads must not both trace
-                    compiled[length] = program(length).lower(gstate[0], *gargs[0]).compile()
-                step_fn = compiled[length]
+                shapes = tuple(
+                    (a.shape, a.dtype) for a in jax.tree_util.tree_leaves((gstate[0], gargs[0]))
+                )
+                if (length, shapes) not in compiled:  # ahead of the threads: one trace
+                    compiled[length, shapes] = program(length).lower(gstate[0], *gargs[0]).compile()
+                step_fn = compiled[length, shapes]
 
                 def advance(g, step_fn=step_fn, states=gstate):
                     # wait here: dispatch is asynchronous, and a thread that
@@ -380,14 +503,10 @@ def train(
                 gstate = [o[0] for o in outs]
                 if not curve:
                     v0, l0 = joined(o[3] for o in outs), joined(o[4] for o in outs)
-                    curve.append(
-                        {"step": 0, "train_loss": l0.tolist(), "val_mse": (v0 / var).tolist()}
-                    )
+                    curve.append((0, l0, v0 / var))
                 tl, vl = joined(o[1] for o in outs), joined(o[2] for o in outs)
                 done += length
-                curve.append(
-                    {"step": done, "train_loss": tl.tolist(), "val_mse": (vl / var).tolist()}
-                )
+                curve.append((done, tl, vl / var))
                 bar.update(length)
                 if not joined(st.active for st in gstate).any():
                     break
@@ -395,59 +514,95 @@ def train(
         if pool:
             pool.shutdown()
     state = jax.tree_util.tree_map(lambda *a: jnp.concatenate(a)[:S], *gstate)
-    params0 = jax.tree_util.tree_map(lambda a: a[:S], params0)
     seconds = time.perf_counter() - start
     final = state.best if cfg.checkpoint == "best" else state.params
     best_step = np.asarray(state.best_step).tolist()
+    best_val = (np.asarray(state.best_val, np.float64) / var).tolist()
     steps = np.asarray(state.step).tolist()
     nonfinite = np.asarray(state.nonfinite).tolist()
-    test, train_err, preds, diverged = [], [], [], []
-    for i in range(S):
+    recs = []
+    for i, ((s, _n), (n_val, n_tr)) in enumerate(zip(runs, sizes)):
         p0_i = jax.tree_util.tree_map(lambda p, i=i: p[i], params0)
-        xtr_i, ytr_i = xtr[i], np.asarray(ytr[i], np.float64)
+        xtr_i, ytr_i = Xtr[i, :n_tr], np.asarray(Ytr[i, :n_tr], np.float64)
 
         def mse(params, x, y, p0_i=p0_i):
-            pred = np.asarray(model(params, p0_i, x), np.float64)
+            pred = np.asarray(predict(params, p0_i, x), np.float64)
             return float(np.mean((pred - y) ** 2)), pred
 
         fin_i = jax.tree_util.tree_map(lambda p, i=i: p[i], final)
         t, pred = mse(fin_i, jnp.asarray(xts[i], dtype), yts[i])
-        test.append(t / var)
-        preds.append(pred)
-        train_err.append(mse(fin_i, xtr_i, ytr_i)[0] / var)
         # the loss rose: the last parameters fit the training set worse than the start
         last_i = jax.tree_util.tree_map(lambda p, i=i: p[i], state.params)
         rose = not mse(last_i, xtr_i, ytr_i)[0] <= mse(p0_i, xtr_i, ytr_i)[0]
-        diverged.append(bool(nonfinite[i] or (best_step[i] == 0 and steps[i] > 0 and rose)))
+        recs.append(
+            {
+                "seed": s,
+                "n_train": n_tr,
+                "n_val": n_val,
+                "test": t / var,
+                "pred": pred,
+                "x_test": x_test[i],
+                "train": mse(fin_i, xtr_i, ytr_i)[0] / var,
+                "best_step": best_step[i],
+                "best_val": best_val[i],
+                "steps": steps[i],
+                "diverged": bool(nonfinite[i] or (best_step[i] == 0 and steps[i] > 0 and rose)),
+                "split": splits[i],
+                "curve": [(st, float(tl[i]), float(vl[i])) for st, tl, vl in curve],
+            }
+        )
+    info = {"seconds": seconds, "n_params": n_params, "workers": threads, "programs": 1}
+    return recs, info
+
+
+def _pad(a, rows):
+    """``a`` with zero rows appended up to ``rows`` (masked out by the program)."""
+    a = np.asarray(a)
+    return np.concatenate([a, np.zeros((rows - len(a),) + a.shape[1:], a.dtype)])
+
+
+def _result(recs, info, arch, target, width, cfg, return_predictions):
+    """The JSON-ready result of runs sharing one n (see ``train``)."""
+    test = [r["test"] for r in recs]
+    steps = [r["steps"] for r in recs]
+    rows = zip(*(r["curve"] for r in recs))
     out = {
         "test_mse": float(np.mean(test)),
         "test_mse_std": float(np.std(test)),
         "test_mse_per_seed": test,
-        "train_mse": float(np.mean(train_err)),
+        "train_mse": float(np.mean([r["train"] for r in recs])),
         "steps": int(max(steps)),
         "steps_requested": cfg.steps,
         "steps_per_seed": steps,
-        "best_step": best_step,
-        "diverged": any(diverged),
-        "diverged_per_seed": diverged,
-        "overlap": float(np.mean([sp["overlap"] for sp in splits])),
-        "overlap_per_seed": [sp["overlap"] for sp in splits],
-        "train_duplicates": [sp["train_duplicates"] for sp in splits],
-        "n_test_points": [sp["n_test_points"] for sp in splits],
-        "seconds": seconds,
-        "n_params": n_params,
-        "seeds": seeds,
+        "best_step": [r["best_step"] for r in recs],
+        "best_val_mse": [r["best_val"] for r in recs],
+        "diverged": any(r["diverged"] for r in recs),
+        "diverged_per_seed": [r["diverged"] for r in recs],
+        "overlap": float(np.mean([r["split"]["overlap"] for r in recs])),
+        "overlap_per_seed": [r["split"]["overlap"] for r in recs],
+        "train_duplicates": [r["split"]["train_duplicates"] for r in recs],
+        "n_test_points": [r["split"]["n_test_points"] for r in recs],
+        "seconds": info["seconds"],
+        "n_params": info["n_params"],
+        "seeds": [r["seed"] for r in recs],
         "width": width,
-        "n_train": n_tr,
-        "n_val": n_val,
-        "workers": threads,
-        "loss_curve": curve,
+        "n_train": recs[0]["n_train"],
+        "n_val": recs[0]["n_val"],
+        "workers": info["workers"],
+        "loss_curve": [
+            {
+                "step": row[0][0],
+                "train_loss": [c[1] for c in row],
+                "val_mse": [c[2] for c in row],
+            }
+            for row in rows
+        ],
         "config": cfg._asdict(),
-        "arch_reads": arch.reads(dom),
+        "arch_reads": arch.reads(target.domain),
     }
     if return_predictions:
-        out["test_predictions"] = preds
-        out["x_test"] = x_test
+        out["test_predictions"] = [r["pred"] for r in recs]
+        out["x_test"] = [r["x_test"] for r in recs]
     return out
 
 
@@ -471,6 +626,7 @@ def _merge(runs):
         seconds=float(sum(r["seconds"] for r in runs)),
         seeds=cat("seeds"),
         best_step=cat("best_step"),
+        best_val_mse=cat("best_val_mse"),
         steps=max(r["steps"] for r in runs),
         steps_per_seed=cat("steps_per_seed"),
         diverged=any(r["diverged"] for r in runs),

@@ -143,12 +143,13 @@ def test_vmapped_seeds_equal_sequential_runs():
 def test_same_seed_gives_identical_numbers_and_compiles_once(dtype):
     arch, target = parse_arch("tree:arity=2,L=2"), parse_target("tree:d=16,L=2,arity=2,node=parity")
     cfg = _cfg()._replace(dtype=dtype)
+    training._PROGRAMS.clear()
     with chunk_compilations() as compiled:
         a = training.train(arch, 32, target, 100, seeds=[7, 8, 5, 6], cfg=cfg, workers=1)
     assert len(compiled) == 1  # 6 chunks of steps, one compilation
     with chunk_compilations() as compiled:
         b = training.train(arch, 32, target, 100, seeds=[7, 8, 5, 6], cfg=cfg, workers=2)
-    assert len(compiled) == 1  # two groups, one compilation
+    assert not compiled  # the same shapes: the kept program is reused
     assert a["test_mse_per_seed"] == b["test_mse_per_seed"]
     assert a["loss_curve"] == b["loss_curve"]
     c = training.train(arch, 32, target, 100, seeds=[9, 8], cfg=cfg)
@@ -176,6 +177,35 @@ def test_seed_groups_do_not_change_any_number(spec, target):
     for r in runs[1:]:
         for key in ("test_mse_per_seed", "train_mse", "best_step", "loss_curve", "steps"):
             assert r[key] == runs[0][key], key
+
+
+def test_runs_of_different_n_in_one_program_equal_separate_runs():
+    # a search step: seeds x n-candidates; with batch = 24, n = 40 and 96 train
+    # on minibatches, n = 24 and 30 (19 and 24 training points) on full batches
+    runs = [(0, 40), (1, 96), (2, 24), (3, 96), (4, 30)]
+    arch, target = parse_arch("fc:depth=1"), parse_target("parity:d=8,k=2")
+    cfg = training.TrainConfig(steps=120, lr=3e-2, eval_every=20, batch=24, patience=1)
+    training._PROGRAMS.clear()
+    with chunk_compilations() as compiled:
+        together = training.train_runs(arch, 8, target, runs, cfg=cfg, n_test=50, workers=1)
+    assert len(compiled) == 2  # one program per kind of step (minibatch, full), 6 chunks each
+    stopped = set()
+    for (seed, n), got in zip(runs, together):
+        # the reference: each (seed, n) trained alone, in its own unpadded program
+        alone = training.train(arch, 8, target, n, seeds=[seed], cfg=cfg, n_test=50)
+        assert got["seeds"] == [seed] and got["n_train"] + got["n_val"] == n
+        assert got["steps_per_seed"] == alone["steps_per_seed"]
+        assert got["best_step"] == alone["best_step"]
+        assert len(got["loss_curve"]) == len(alone["loss_curve"])  # ends where it stopped
+        stopped.add(got["steps"])
+        if n > 30:  # same minibatches and updates: only the validation sums see the padding
+            assert got["test_mse_per_seed"] == alone["test_mse_per_seed"]
+        for key in ("test_mse", "train_mse", "best_val_mse"):
+            np.testing.assert_allclose(got[key], alone[key], rtol=1e-5, err_msg=key)
+        for a, b in zip(got["loss_curve"], alone["loss_curve"]):
+            np.testing.assert_allclose(a["val_mse"], b["val_mse"], rtol=1e-5)
+            np.testing.assert_allclose(a["train_loss"], b["train_loss"], rtol=1e-5)
+    assert len(stopped) > 1  # the runs stopped at their own plateaus
 
 
 @pytest.mark.parametrize(

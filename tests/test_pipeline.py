@@ -35,6 +35,15 @@ CLAIM_FIELDS = {
 }
 
 
+RUN_ALL = """
+import sys
+from ntkgap.cli import main
+for path in sys.argv[1:]:
+    if main(["run", path, "--profile", "quick", "--jobs", "1"]):
+        sys.exit(f"ntkgap run {path} failed")
+"""
+
+
 def _shrink(grid):
     g = dict(grid)
     m = g["method"]
@@ -104,17 +113,11 @@ def pipeline(tmp_path_factory):
         return p
 
     (tmp / "configs").mkdir()
-    for path in EXPERIMENTS:
-        run(
-            "-m",
-            "ntkgap",
-            "run",
-            _write_small(path, str(tmp / "configs")),
-            "--profile",
-            "quick",
-            "--jobs",
-            "2",
-        )
+    small = [_write_small(path, str(tmp / "configs")) for path in EXPERIMENTS]
+    # `ntkgap run` for every experiment, one after another, in ONE process:
+    # JAX and neural-tangents are imported once, not once per experiment and
+    # worker (the process pool of --jobs 2 is tested in test_runner.py)
+    run("-c", RUN_ALL, *small)
     for script in FIGURES:
         run(script)
     report = run(os.path.join(ROOT, "experiments", "report.py"), "quick")

@@ -258,6 +258,131 @@ def test_dask_executor_on_a_local_cluster(tiny, tmp_path):
     assert strip(_stored(tmp_path / "dask")) == strip(_stored(ref))
 
 
+SEARCH = """
+name = "srch"
+title = "srch"
+[quick]
+[[quick.grid]]
+method = "net_search"
+target = "parity:d=8,k=1"
+arch = "fc:depth=1"
+width = 8
+eps = 0.3
+seeds = [0, 1, 2, 3]
+n_min = 8
+n_max = 64
+n_test = 64
+steps = 40
+eval_every = 20
+batch = 4
+lr = 0.05
+[[quick.grid]]
+method = "ntk_search"
+target = "parity:d=8,k=2"
+arch = "fc:depth=1"
+eps = 0.3
+seeds = [0, 1, 2]
+n_min = 8
+n_max = 256
+n_test = 64
+[full]
+[[full.grid]]
+method = "spectrum"
+target = "sawtooth:L=2"
+"""
+# how a cell ran, not what it computed: a run resumed mid-step trains that
+# step's remaining runs in a smaller program (same numbers, fewer batched_runs)
+RUN_FACTS = ("cell_seconds", "seconds", "workers", "batched_runs")
+
+
+def _numbers(stored):
+    """Stored records without how they ran (RUN_FACTS), keyed by file."""
+    out = {}
+    for k, v in stored.items():
+        rec = json.loads(v)
+        out[k] = dict(rec, result={x: y for x, y in rec["result"].items() if x not in RUN_FACTS})
+    return out
+
+
+@pytest.fixture(scope="module")
+def search_ref(tmp_path_factory):
+    """The search config run in this process by the local executor: (config, results)."""
+    tmp = tmp_path_factory.mktemp("search")
+    cfg = tmp / "srch.toml"
+    cfg.write_text(SEARCH)
+    mp = pytest.MonkeyPatch()
+    mp.setenv("NTKGAP_RESULTS", str(tmp / "ref"))
+    mp.setenv("NTKGAP_PROGRESS", "0")
+    try:
+        r = runner.run(str(cfg), "quick", jobs=1)
+    finally:
+        mp.undo()
+    assert r["computed"] == 2 and not r["failed"]
+    return cfg, _stored(tmp / "ref", "srch")
+
+
+def test_search_steps_train_seeds_at_different_n_together(search_ref):
+    _, ref = search_ref
+    recs = [json.loads(v) for v in ref.values()]
+    net = [r for r in recs if r["cell"]["method"] == "net"]
+    assert all(len(r["cell"]["seeds"]) == 1 for r in net)  # one-seed cells, as before
+    # runs that shared a program (same cell_seconds) spanned several n
+    calls = {}
+    for r in net:
+        calls.setdefault(r["result"]["cell_seconds"], set()).add(r["cell"]["n"])
+    assert max(len(ns) for ns in calls.values()) > 1
+    (search,) = [r for r in recs if r["cell"]["method"] == "net_search"]
+    assert search["result"]["trainings"] == len(net)
+
+
+def test_search_on_a_dask_local_cluster_equals_local(search_ref, tmp_path):
+    distributed = pytest.importorskip("distributed")
+    cfg, ref = search_ref
+    # the worker runs in this process, whose NTKGAP_RESULTS is not the CLI's:
+    # the evaluations must still land in the CLI's results folder
+    with distributed.LocalCluster(
+        n_workers=1,
+        threads_per_worker=1,
+        processes=False,
+        protocol="tcp",
+        host="127.0.0.1",
+        dashboard_address=None,
+    ) as cluster:
+        r = _run(
+            cfg, tmp_path / "dask", "--executor", "dask", "--scheduler", cluster.scheduler_address
+        )
+    assert r["computed"] == 2
+    assert _numbers(_stored(tmp_path / "dask", "srch")) == _numbers(ref)
+
+
+def test_sigkill_mid_search_then_resume(search_ref, tmp_path, monkeypatch):
+    cfg, ref = search_ref
+    res = tmp_path / "killed"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "ntkgap", "run", str(cfg), "--jobs", "1"],
+        env=_env(res),
+        cwd=ROOT,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    t0 = time.time()
+    while len(_stored(res, "srch")) < 5 and time.time() - t0 < 120 and proc.poll() is None:
+        time.sleep(0.02)  # killed while the second step's trainings are being stored
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    before = _stored(res, "srch")
+    methods = [json.loads(v)["cell"]["method"] for v in before.values()]
+    assert "net" in methods and "net_search" not in methods
+    monkeypatch.setenv("NTKGAP_RESULTS", str(res))
+    monkeypatch.setenv("NTKGAP_PROGRESS", "0")
+    r = runner.run(str(cfg), "quick", jobs=1)
+    assert r["computed"] == 2
+    after = _stored(res, "srch")
+    assert {k: after[k] for k in before} == before  # no finished training was redone
+    assert _numbers(after) == _numbers(ref)
+    assert not glob.glob(os.path.join(res, "srch", ".tmp-*"))
+
+
 def _shrink(cell):
     """The cheapest version of a cell: the smallest sizes its method allows."""
     c = dict(cell)
