@@ -26,7 +26,7 @@ def _one_sgd_step(param, width, lr=0.1, seed=0):
     params = init_fn(jax.random.PRNGKey(seed), (-1, D))[1]
     params = jax.tree_util.tree_map(lambda p: p.astype(jnp.float64), params)
     scale, mults = training.param_scaling(cfg, arch, width, (-1, D))
-    model, opt, _ = training._make(apply_fn, cfg, width, mults, scale)
+    model, opt, _ = training._make(apply_fn, cfg, width, False, mults, scale)
     rng = np.random.default_rng(seed)
     x = rng.standard_normal((N_PTS, D))
     y = rng.standard_normal(N_PTS)
