@@ -93,7 +93,9 @@ class Model:
             by_m = {}
             for rec in recs:
                 c = rec["cell"]
-                p = (work(c), rec["result"]["cell_seconds"])
+                # a search step's runs share one call: its seconds per run
+                share = rec["result"].get("batched_runs", 1)
+                p = (work(c), rec["result"]["cell_seconds"] / share)
                 by_m.setdefault(c["method"], []).append(p)
                 pts.setdefault(c["method"], []).append(p)
             for m, p in by_m.items():

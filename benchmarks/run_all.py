@@ -424,3 +424,7 @@ with open(os.path.join(os.path.dirname(__file__), "RESULTS.md"), "w") as fh:
         fh.write("\n## Why targets are missed (measured on the 2-core machine)\n\n")
         for pre in sorted(missed):
             fh.write(f"- {NOTES[pre]}\n")
+    fh.write(
+        "\n## GPU\n\nThe GPU path is still unmeasured: no accelerator was lent to the "
+        "sessions that built it (see README, GPU).\n"
+    )

@@ -13,9 +13,11 @@ One jitted function runs ``eval_every`` steps (a lax.scan) for a group of
 seeds at once (jax.vmap), then scores the validation split and keeps, per
 seed, the best validation checkpoint (the starting point counts as
 checkpoint 0); it is compiled once for full chunks and once for a shorter
-last chunk, and reused for every group. Early stopping is per seed: a seed
-stops after ``patience`` checks without improvement (its parameters are
-then frozen by a mask), so its numbers never depend on the other seeds.
+last chunk, and reused for every group and, while kept (``PROGRAMS_KEPT``),
+by later calls of the same architecture, config and shapes. Early stopping
+is per seed: a seed stops after ``patience`` checks without improvement (its
+parameters are then frozen by a mask), so its numbers never depend on the
+other seeds.
 
 Seeds are split into groups of ``GROUP_SIZE`` (the last padded with copies
 of a real seed, whose numbers are discarded), up to ``workers`` threads
@@ -34,6 +36,7 @@ n-candidates, with minibatch steps whose cost does not grow with n.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import OrderedDict
 from concurrent.futures import ThreadPoolExecutor
@@ -64,6 +67,7 @@ GROUP_SIZE = 4
 # skips tracing and compiling. Least recently used first out.
 PROGRAMS_KEPT = 16
 _PROGRAMS: OrderedDict = OrderedDict()
+_PROGRAMS_LOCK = threading.Lock()  # a Dask worker may train cells in several threads
 
 
 def _optimizer(cfg):
@@ -238,16 +242,17 @@ def _programs(arch, width, cfg, minibatch, in_shape):
     from ntkgap import arch as arch_module  # its fast path is chosen when traced
 
     key = (str(arch.spec), arch_module.BLOCK_DIAGONAL_MAX, width, cfg, minibatch, in_shape)
-    if key in _PROGRAMS:
-        _PROGRAMS.move_to_end(key)
-        return _PROGRAMS[key]
-    scale, mults = param_scaling(cfg, arch, width, in_shape)
-    model, opt, program = _make(arch.stax(width)[1], cfg, width, minibatch, mults, scale)
-    entry = (model, opt, program, jax.jit(model), {})
-    _PROGRAMS[key] = entry
-    while len(_PROGRAMS) > PROGRAMS_KEPT:
-        _PROGRAMS.popitem(last=False)
-    return entry
+    with _PROGRAMS_LOCK:
+        if key in _PROGRAMS:
+            _PROGRAMS.move_to_end(key)
+            return _PROGRAMS[key]
+        scale, mults = param_scaling(cfg, arch, width, in_shape)
+        model, opt, program = _make(arch.stax(width)[1], cfg, width, minibatch, mults, scale)
+        entry = (model, opt, program, jax.jit(model), {})
+        _PROGRAMS[key] = entry
+        while len(_PROGRAMS) > PROGRAMS_KEPT:
+            _PROGRAMS.popitem(last=False)
+        return entry
 
 
 def _checked(cfg, seeds, width):
