@@ -419,6 +419,8 @@ def _fit_family(arch, width, target, runs, cfg, n_test, workers, minibatch):
     dtype = jnp.float32 if cfg.dtype == "float32" else jnp.float64
     init_fn = arch.stax(width)[0]
     ptr, pva = max(t for _, t in sizes), max(v for v, _ in sizes)
+    if minibatch:  # rows cost nothing per step here: pad to shapes compiled once for all n
+        ptr, pva = _bucket(ptr), _bucket(pva)
     xtr, ytr, xva, yva, xts, yts, splits, x_test = [], [], [], [], [], [], [], []
     for (s, n), (n_val, _) in zip(runs, sizes):
         sp = split(target, n, seed=s, n_val=n_val, n_test=n_test)
@@ -531,7 +533,10 @@ def _fit_family(arch, width, target, runs, cfg, n_test, workers, minibatch):
         xtr_i, ytr_i = Xtr[i, :n_tr], np.asarray(Ytr[i, :n_tr], np.float64)
 
         def mse(params, x, y, p0_i=p0_i):
-            pred = np.asarray(predict(params, p0_i, x), np.float64)
+            # rows are independent: padded to a bucket, so one compiled
+            # forward pass serves every n up to it
+            m = x.shape[0]
+            pred = np.asarray(predict(params, p0_i, _pad(x, _bucket(m))), np.float64)[:m]
             return float(np.mean((pred - y) ** 2)), pred
 
         fin_i = jax.tree_util.tree_map(lambda p, i=i: p[i], final)
@@ -558,6 +563,12 @@ def _fit_family(arch, width, target, runs, cfg, n_test, workers, minibatch):
         )
     info = {"seconds": seconds, "n_params": n_params, "workers": threads, "programs": 1}
     return recs, info
+
+
+def _bucket(rows: int) -> int:
+    """The padded row count: the next power of two (programs compiled for one
+    bucket serve every size in it; at most twice the rows)."""
+    return 1 << max(0, int(rows) - 1).bit_length()
 
 
 def _pad(a, rows):
