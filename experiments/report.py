@@ -111,7 +111,8 @@ captions = {
     "(Cagnetta et al., PRX 2024) with prefactor 1; grey: the number of valid strings "
     "n_c m^(2^L - 1).",
     "e8_universality": "E8. Universality. Heat maps: eigenlearning n*(0.1) (log10; '>': not "
-    "reached by the largest n, '-': not run in this profile) of each activation's NTK on sparse "
+    "reached by the largest n, '-': not run in this profile, '*': outside the theory's validity, "
+    "n* above 10% of the distinct inputs) of each activation's NTK on sparse "
     "parity d = 12 for b_std = 0, 0.1, 1, on the sawtooth and the E4 trees (b_std = 0.1), and "
     "of fc:depth=2 with residual blocks or LayerNorm. Bottom right: per claim, the ratio "
     "n*(own tree NTK) / n*(trained tree net) of the median seeds against depth L on tanh trees "

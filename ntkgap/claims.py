@@ -220,10 +220,11 @@ def decide(rule: dict, m: Measured) -> str:
     Returns:
         str: SUPPORTED, NOT_SUPPORTED, INCONCLUSIVE or TOO_FEW_DEPTHS.
     """
-    if m.value is None or (isinstance(m.value, float) and not math.isfinite(m.value)):
-        return INCONCLUSIVE
-    if rule.get("min_depths") and (m.depths or 0) < rule["min_depths"]:
+    if rule.get("min_depths") and m.depths and m.depths < rule["min_depths"]:
         return TOO_FEW_DEPTHS
+    unknown = m.value is None or (isinstance(m.value, float) and not math.isfinite(m.value))
+    if unknown and (rule.get("deterministic") or not (m.lo_censored or m.hi_censored)):
+        return INCONCLUSIVE  # a censored median still decides by its CI's closed end
     if rule.get("deterministic"):
         lo = hi = m.value
     else:
@@ -687,11 +688,7 @@ def _nstar_ratio_growth(p, exp):
         per_seed = []
         for s in common_seeds:
             rows = [(L, x[s], y[s]) for L, x, y in zip(resolved, pa, pb)]
-            if any(r[1].get("censored") or r[2].get("censored") for r in rows):
-                per_seed.append((0.0, math.inf))  # a censored seed: its factor is unknown
-                continue
-            lr = [math.log(r[1]["n_star"] / r[2]["n_star"]) for r in rows]
-            per_seed.append(math.exp(float(np.polyfit([r[0] for r in rows], lr, 1)[0])))
+            per_seed.append(_seed_growth(rows))
         ci = scaling.median_censored(per_seed)
         seeds, lo, hi, method = len(common_seeds), ci["lo"], ci["hi"], ci["method"]
         # the value is the estimand of the CI: the median of the seeds' factors
@@ -718,7 +715,48 @@ def _nstar_ratio_growth(p, exp):
         depths=len(resolved),
         detail=detail,
         data=data,
+        lo_censored=bool(ci.get("lo_censored")) if seeds else False,
+        hi_censored=bool(ci.get("hi_censored")) if seeds else False,
     )
+
+
+def _resolved_targets(rows) -> int:
+    """Targets (depths) whose median seed is resolved on every side (a bound is
+    not a resolved depth)."""
+    by_target = {}
+    for r in rows:
+        by_target.setdefault(r["target"], []).append(r["status"] == "resolved")
+    return sum(all(v) for v in by_target.values())
+
+
+def _seed_growth(rows):
+    """One seed's per-level growth factor of n*(A)/n*(B) over rows (L, a, b):
+    the least-squares slope of the log ratio, exp'd. A censored n* makes its
+    ratio a bound (A beyond n_max or B at the smallest n: a lower bound; the
+    reverse: an upper bound), which moves the slope one way (up when a lower
+    bound sits above the mean depth or an upper bound below it); when every
+    censored row moves it the same way the factor at the bounds is a
+    one-sided bound, otherwise it is unknown."""
+
+    def n(side):
+        return side.get("n_star") or side.get("bound")
+
+    xs = np.array([r[0] for r in rows], float)
+    lr = [math.log(n(a) / n(b)) for _, a, b in rows]
+    g = math.exp(float(np.polyfit(xs, lr, 1)[0]))
+    moves = set()
+    for x, (_, a, b) in zip(xs, rows):
+        ca, cb = a.get("censored"), b.get("censored")
+        if not ca and not cb:
+            continue
+        lower = ca in ("right", None) and cb in ("left", None)  # A above, or B below
+        upper = ca in ("left", None) and cb in ("right", None)
+        if lower == upper:  # both sides censored: the ratio is unknown
+            return (0.0, math.inf)
+        moves.add((x > xs.mean()) == lower)
+    if not moves:
+        return g
+    return (g, math.inf) if moves == {True} else (0.0, g) if moves == {False} else (0.0, math.inf)
 
 
 def _side_label(side: dict) -> str:
@@ -956,7 +994,7 @@ def _nstar_ratio(p, exp):
         env["hi"],
         seeds=min(r["seeds"] for r in rows),
         ci_method=method,
-        depths=sum(r["value"] is not None for r in rows),
+        depths=_resolved_targets(rows),
         detail=detail,
         data={"rows": rows},
         lo_censored=env["lo_c"],
@@ -1043,6 +1081,8 @@ def _nstar_scaling(p, exp):
         depths=len(resolved),
         detail=detail,
         data=data,
+        lo_censored=bool(ci.get("lo_censored")),
+        hi_censored=bool(ci.get("hi_censored")),
     )
 
 

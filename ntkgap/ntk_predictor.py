@@ -15,7 +15,7 @@ from ntkgap.split import split
 
 #: the tuned ridge's candidates, relative to the mean diagonal of the Gram
 #: being fitted (0: ridgeless); the smallest wins ties
-RIDGE_GRID = (0.0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0)
+RIDGE_GRID = (0.0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0)
 TUNED = "tuned"
 
 

@@ -171,3 +171,47 @@ def test_fixed_n_curves_use_the_lr_chosen_on_validation_not_on_test(store):
     assert ch[(T, ARCH, 64)]["lr"] == 0.01 and ch[(T, ARCH, 128)]["lr"] == 0.001
     c = claims.curves(EXP, "net")[(T, ARCH)]
     assert c[64] == dict.fromkeys(SEEDS, 0.5) and c[128] == dict.fromkeys(SEEDS, 0.3)
+
+
+def _side(n=None, censored=None):
+    return {"n_star": n, "bound": n, "censored": censored} if censored else {"n_star": n}
+
+
+GROWTH_CASES = [  # rows (L, A, B) -> the seed's factor (a number) or its bounds
+    ([(3, _side(100), _side(50)), (4, _side(800), _side(100))], 4.0),
+    ([(3, _side(100), _side(50)), (4, _side(1024, "right"), _side(100))], (5.12, math.inf)),
+    ([(3, _side(200, "right"), _side(50)), (4, _side(800), _side(100))], (0.0, 2.0)),
+    ([(3, _side(100), _side(50)), (4, _side(800), _side(400, "right"))], (0.0, 1.0)),
+    ([(3, _side(100), _side(50)), (4, _side(1024, "right"), _side(256, "right"))],
+     (0.0, math.inf)),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("rows, expected", GROWTH_CASES)
+def test_seed_growth_turns_censoring_into_bounds(rows, expected):
+    got = claims._seed_growth(rows)
+    if isinstance(expected, tuple):
+        assert got[0] == pytest.approx(expected[0]) and got[1] == pytest.approx(expected[1])
+    else:
+        assert got == pytest.approx(expected)
+
+
+DECIDE_CASES = [  # (rule, Measured kwargs) -> verdict
+    ({"kind": "above", "threshold": 1.5, "min_depths": 3},
+     dict(value=None, depths=2), claims.TOO_FEW_DEPTHS),
+    ({"kind": "above", "threshold": 1.5, "min_depths": 3},
+     dict(value=None, depths=0), claims.INCONCLUSIVE),
+    ({"kind": "above", "threshold": 1.5},
+     dict(value=None, lo=2.0, hi=None, hi_censored=True), claims.SUPPORTED),
+    ({"kind": "equivalence", "margin": 0.5},
+     dict(value=None, lo=0.8, hi=None, hi_censored=True), claims.NOT_SUPPORTED),
+    ({"kind": "above", "threshold": 1.5},
+     dict(value=None, lo=1.0, hi=None, hi_censored=True), claims.INCONCLUSIVE),
+    ({"kind": "above", "threshold": 1.5, "deterministic": True},
+     dict(value=None), claims.INCONCLUSIVE),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("rule, kw, verdict", DECIDE_CASES)
+def test_decide_checks_depths_first_and_decides_censored_medians_by_the_ci(rule, kw, verdict):
+    assert claims.decide(rule, claims.Measured(**kw)) == verdict

@@ -38,7 +38,7 @@ if L:
         fmt="D",
         color=style.COLORS["ntk"],
         capsize=2,
-        label="NTK n*(0.1), empirical KRR (95% CI)",
+        label="NTK n*(0.1), empirical KRR (median seed; CI only with >= 8 seeds)",
     )
 ex = sorted((c["L"], r["n_params"]) for c, r in runner.results("e3a_sawtooth", "exact_sawtooth"))
 if ex:
@@ -93,7 +93,7 @@ a2.plot([], [], "^", mfc="none", color="k", label="not reached by n_max (median 
 a2.set(
     yscale="log",
     xlabel="depth L of the sawtooth",
-    ylabel="n*(0.1) (median seed, 95% CI)",
+    ylabel="n*(0.1) (median seed; bars: order-statistic CI, min-max of 8 seeds)",
     title="searched n*: trained net vs NTK, same arch and input",
 )
 a2.legend(loc="upper left", fontsize=6)

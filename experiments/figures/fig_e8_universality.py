@@ -20,24 +20,32 @@ EPS = "0.1"
 
 
 def theory_cells():
-    """{(arch spec, target): (n*, censored)} of the stored theory cells."""
+    """{(arch spec, target): (n*, censored, valid)} of the stored theory cells
+    (valid: n* within eigenlearning's validity, see runner's theory method)."""
     out = {}
     for cell, res in runner.results(EXP, "theory"):
         v = res.get("n_star", {}).get(EPS)
         if v is not None:
-            out[(cell["arch"], cell["target"])] = (v["n_star"], v["censored"] or v.get("n_max"))
+            out[(cell["arch"], cell["target"])] = (
+                v["n_star"],
+                v["censored"] or v.get("n_max"),
+                v.get("theory_valid", True),
+            )
     return out
 
 
 def heat(ax, rows, cols, value, title, col_labels):
-    """A log10 n* heat map; '>' marks n* beyond the largest n of theory."""
+    """A log10 n* heat map; '>' marks n* beyond the largest n of theory, '*'
+    theory outside its validity."""
     m = np.full((len(rows), len(cols)), np.nan)
+    invalid = np.zeros(m.shape, bool)
     for i, r in enumerate(rows):
         for j, c in enumerate(cols):
             v = value(r, c)
             if v is None:
                 continue
-            n, cens = v
+            n, cens, valid = v
+            invalid[i, j] = not valid
             if n is None and cens:  # not reached: drawn at the top of the scale
                 m[i, j] = np.inf
             elif n is not None:
@@ -52,6 +60,8 @@ def heat(ax, rows, cols, value, title, col_labels):
                 ax.text(j, i, ">", ha="center", va="center", color="w", fontsize=6)
             elif np.isnan(m[i, j]):
                 ax.text(j, i, "-", ha="center", va="center", color="grey", fontsize=6)
+            elif invalid[i, j]:
+                ax.text(j, i, "*", ha="center", va="center", color="w", fontsize=6)
     ax.set_yticks(range(len(rows)), rows)
     ax.set_xticks(range(len(cols)), col_labels, rotation=60, fontsize=6)
     ax.grid(False)

@@ -67,8 +67,12 @@ for ax, cid in zip(axes, ("E9-cnn-scaling-L", "E9-cnn-scaling-m")):
         ax.plot(grid, [n_valid_formula(2, m, 2, L) for m, L in mL], "-", color="grey", lw=1,
                 label="valid strings")  # fmt: skip
     fixed = ", ".join(f"{k}={v}" for k, v in fam.items() if k != "name")
-    ax.set(yscale="log", xlabel=key if key == "L" else "m (= v)",
-           ylabel=f"n*({eps}) (median seed, 95% CI)", title=f"RHM s=2, n_c=2, {fixed}")  # fmt: skip
+    ax.set(
+        yscale="log",
+        xlabel=key if key == "L" else "m (= v)",
+        ylabel=f"n*({eps}) (median seed; bars: min-max of 8 seeds)",
+        title=f"RHM s=2, n_c=2, {fixed}",
+    )
     ax.plot([], [], "^", mfc="none", color="k", label="not reached by n_max")
     style.integer_x(ax)
 if not any_data:
