@@ -194,9 +194,29 @@ def tree_table(arch, kind: str = "ntk") -> np.ndarray:
     from ntkgap import walsh
 
     s = arch.leaves
-    memory.check(8.0 * 2**s * 4, f"a tree-kernel table of 2^{s} entries")
-    z = walsh.bit_column_matrix(s)[:, :, None]
-    return gram(arch, np.ones((1, s, 1)), z, kind=kind, block=4096, hypercube_lookup=False)[0]
+    memory.check(8.0 * 2**s * (4 + s), f"a tree-kernel table of 2^{s} entries")
+    first, inverse = _tree_orbits(arch.spec["arity"], arch.spec["L"])
+    z = walsh.bit_column_matrix(s)[first][:, :, None]
+    vals = gram(arch, np.ones((1, s, 1)), z, kind=kind, block=4096, hypercube_lookup=False)[0]
+    return vals[inverse]
+
+
+def _tree_orbits(a: int, L: int):
+    """Leaf sign patterns up to reordering the children of every node.
+
+    A tree kernel's node covariance is a symmetric sum over its children
+    (independent weights per position), so K(1, z) is the same for every z in
+    one orbit: the kernel is evaluated once per orbit (231 of 65,536 patterns
+    at arity 2, L = 4) and spread back. Returns (one pattern index per orbit,
+    each pattern's orbit)."""
+    idx = np.arange(2 ** (a**L), dtype=np.int64)
+    code = ((idx[:, None] >> np.arange(a**L)) & 1).astype(np.int32)  # bit set: leaf -1
+    for _ in range(L):
+        kids = np.sort(code.reshape(len(idx), -1, a), axis=2).reshape(-1, a)
+        code = np.unique(kids, axis=0, return_inverse=True)[1].reshape(len(idx), -1)
+        code = code.astype(np.int32)
+    _, first, inverse = np.unique(code[:, 0], return_index=True, return_inverse=True)
+    return first, inverse.reshape(-1)
 
 
 def _leaf_index(x) -> np.ndarray:

@@ -367,3 +367,26 @@ def test_eigenlearning_agrees_with_empirical_krr_on_the_circle(arch, target, rid
         for n in ns
     ]
     np.testing.assert_allclose(emp, th, rtol=0.15)
+
+
+@pytest.mark.parametrize(
+    "spec", ["tree:arity=2,L=3,act=tanh", "tree:arity=3,L=2,act=relu", "tree:arity=2,L=2,act=erf"]
+)
+def test_tree_table_by_orbits_equals_every_pattern(spec):
+    # the table evaluates one leaf pattern per orbit of child reorderings; the
+    # reference evaluates kernel_fn on all 2^leaves patterns
+    from ntkgap import walsh
+
+    a = parse_arch(spec)
+    s = a.leaves
+    z = walsh.bit_column_matrix(s)[:, :, None]
+    ref = kernels.gram(a, np.ones((1, s, 1)), z, hypercube_lookup=False)[0]
+    np.testing.assert_allclose(kernels.tree_table(a, "ntk"), ref, rtol=1e-12, atol=0)
+
+
+def test_tree_orbit_count_is_the_unordered_tree_count():
+    # leaves: 2 states; a node with two children: unordered pairs, c (c + 1) / 2
+    c = 2
+    for L in range(1, 5):
+        c = c * (c + 1) // 2
+        assert len(kernels._tree_orbits(2, L)[0]) == c
