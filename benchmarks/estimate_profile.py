@@ -52,7 +52,8 @@ def work(cell):
     m = cell["method"]
     if m == "net":
         a, t = parse_arch(cell["arch"]), parse_target(cell["target"])
-        d = 2 if t.domain.name == "circle" else t.domain.d
+        dom = t.domain
+        d = 2 if dom.name == "circle" else getattr(dom, "input_dim", None) or dom.d
         w = cell["width"]
         batch = cell.get("batch") or int(0.8 * cell["n"])
         if a.name == "fc":
