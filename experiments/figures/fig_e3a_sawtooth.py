@@ -93,7 +93,7 @@ a2.plot([], [], "^", mfc="none", color="k", label="not reached by n_max (median 
 a2.set(
     yscale="log",
     xlabel="depth L of the sawtooth",
-    ylabel="n*(0.1) (median seed; bars: order-statistic CI, min-max of 8 seeds)",
+    ylabel="n*(0.1) (median seed; bars: min-max of 8 seeds)",
     title="searched n*: trained net vs NTK, same arch and input",
 )
 a2.legend(loc="upper left", fontsize=6)

@@ -108,7 +108,7 @@ def draw_family(ax, arity, node):
     ax.set(
         yscale="log",
         xlabel="tree depth L",
-        ylabel=f"n*({eps}) (median seed; bars: order-statistic CI, min-max of 8 seeds)",
+        ylabel=f"n*({eps}) (median seed; bars: min-max of 8 seeds)",
         title=f"arity {arity}, node = {node}\n{kurtosis_text(targets)}",
     )
     ax.plot([], [], "^", mfc="none", color="k", label="not reached by n_max")
