@@ -1,7 +1,7 @@
 """End to end, as `make figures` runs it, on every experiment's smallest
 config: each experiments/*.toml shrunk (two smallest n, two seeds, 100
-training steps, width <= 16), run by the CLI's runner into a temporary
-results folder, then every figure script and the report read only those
+training steps, width <= 16, at most three archs and targets per theory
+grid), run by the CLI's runner into a temporary results folder, then every figure script and the report read only those
 results. Figures and verdicts from such tiny runs mean nothing; what is
 checked is that the whole chain runs, writes every file it promises, and
 that each verdict is one of the three allowed words."""
@@ -63,6 +63,10 @@ def _shrink(grid):
             g["lr"] = g["lr"][:2]
     if m in ("ntk", "net"):
         g["n_test"] = 200
+    if m in ("theory", "eigen"):  # every path runs with a few archs and targets
+        for key in ("arch", "target"):
+            if isinstance(g.get(key), list):
+                g[key] = g[key][:3]
     return g
 
 
