@@ -1,10 +1,11 @@
 """End to end, as `make figures` runs it, on every experiment's smallest
 config: each experiments/*.toml shrunk (two smallest n, two seeds, 100
 training steps, width <= 16, at most three archs and targets per theory
-grid), run by the CLI's runner into a temporary results folder, then every figure script and the report read only those
-results. Figures and verdicts from such tiny runs mean nothing; what is
-checked is that the whole chain runs, writes every file it promises, and
-that each verdict is one of the three allowed words."""
+grid), run by the CLI's runner into a temporary results folder, then every
+figure script and the report read only those results. Figures and verdicts
+from such tiny runs mean nothing; what is checked is that the whole chain
+runs, writes every file it promises, and that each verdict is one of the
+allowed words."""
 
 import glob
 import json
