@@ -73,21 +73,7 @@ for i, (side, lab, ck, mk) in enumerate(SERIES):
     recs = claims.search_records("e3a_sawtooth", side, 0.1)
     for t, r in recs.items():
         med, x = r["median"], analysis.depth_of(t) + (i - 1) * 0.08
-        if med["censored"] == "right":
-            a2.plot(x, med["n_star"], "^", color=style.COLORS[ck], ms=7, mfc="none")
-        elif med["censored"] == "left":
-            a2.plot(x, med["n_star"], "v", color=style.COLORS[ck], ms=7, mfc="none")
-        elif med["n_star"] is not None:
-            lo, hi = med["lo"] or med["n_star"], med["hi"] or med["n_star"]
-            a2.errorbar(
-                x,
-                med["n_star"],
-                yerr=[[med["n_star"] - lo], [hi - med["n_star"]]],
-                fmt=mk,
-                color=style.COLORS[ck],
-                capsize=2,
-                ms=5,
-            )
+        style.nstar_point(a2, x, med, style.COLORS[ck], mk)
     a2.plot([], [], mk, color=style.COLORS[ck], label=lab)
 a2.plot([], [], "^", mfc="none", color="k", label="not reached by n_max (median seed)")
 a2.set(

@@ -47,21 +47,7 @@ for ax, arch in zip(axes.ravel(), archs):
         recs = claims.search_records(EXP, dict(side, arch=arch), eps)
         for t, r in recs.items():
             med, x = r["median"], order(t) + (i - 1) * 0.08
-            if med["censored"] == "right":
-                ax.plot(x, med["n_star"], "^", color=style.COLORS[ck], ms=7, mfc="none")
-            elif med["censored"] == "left":
-                ax.plot(x, med["n_star"], "v", color=style.COLORS[ck], ms=7, mfc="none")
-            elif med["n_star"] is not None:
-                lo, hi = med["lo"] or med["n_star"], med["hi"] or med["n_star"]
-                ax.errorbar(
-                    x,
-                    med["n_star"],
-                    yerr=[[med["n_star"] - lo], [hi - med["n_star"]]],
-                    fmt=mk,
-                    color=style.COLORS[ck],
-                    capsize=2,
-                    ms=5,
-                )
+            style.nstar_point(ax, x, med, style.COLORS[ck], mk)
         ax.plot([], [], mk, color=style.COLORS[ck], label=lab)
     spec = parse_arch(arch).spec
     ax.plot([], [], "^", mfc="none", color="k", label="not reached by n_max")

@@ -75,21 +75,7 @@ def draw_family(ax, arity, node):
         for L, r in recs.items():
             med = r["median"]
             x = L + dx
-            if med["censored"] == "right":
-                ax.plot(x, med["n_star"], "^", color=COLORS[ck], ms=7, mfc="none")
-            elif med["censored"] == "left":
-                ax.plot(x, med["n_star"], "v", color=COLORS[ck], ms=7, mfc="none")
-            elif med["n_star"] is not None:
-                lo, hi = med["lo"] or med["n_star"], med["hi"] or med["n_star"]
-                ax.errorbar(
-                    x,
-                    med["n_star"],
-                    yerr=[[med["n_star"] - lo], [hi - med["n_star"]]],
-                    fmt=mk,
-                    color=COLORS[ck],
-                    capsize=2,
-                    ms=5,
-                )
+            style.nstar_point(ax, x, med, COLORS[ck], mk)
         ax.plot([], [], mk, color=COLORS[ck], label=lab)
         Ls |= set(recs)
     targets = {}
