@@ -1,9 +1,10 @@
 """Estimate what a profile will cost before running it, from the cells
 already stored (usually the quick profile's): each method's seconds per unit
 of work are fitted on the stored cells, then applied to the target
-profile's cells. Work per cell: seeds x steps x batch x weights per example
-for networks, n^3 / 3 (Cholesky) plus the test Gram for KRR; other methods
-take their stored median time. A rough guide (within a factor ~2-3), not a
+profile's cells. Work per cell: seeds x steps x (batch x weights per example
++ a fixed per-step cost, fitted on the stored cells with the steps they
+really ran) for networks, n^3 / 3 (Cholesky) plus the test Gram for KRR;
+other methods take their stored median time. A rough guide (within a factor ~2-3), not a
 promise: it assumes this machine and cell sizes it can extrapolate to.
 
 Search cells (``ntk_search``, ``net_search``) are estimated from a stored
@@ -48,19 +49,24 @@ from ntkgap.sample_complexity import evaluation_cell  # noqa: E402
 from ntkgap.targets import parse_target  # noqa: E402
 
 
-def work(cell):
+def work(cell, step_overhead=0.0):
+    """Modelled work of a cell: for a net, seeds x steps x (rows per step x
+    weights + ``step_overhead``), the last term the fixed cost of a step of a
+    small net (dispatch, optimiser update) in the same units; for KRR, the
+    Cholesky plus the test Gram; None for other methods."""
     m = cell["method"]
     if m == "net":
         a, t = parse_arch(cell["arch"]), parse_target(cell["target"])
         dom = t.domain
         d = 2 if dom.name == "circle" else getattr(dom, "input_dim", None) or dom.d
         w = cell["width"]
-        batch = cell.get("batch") or int(0.8 * cell["n"])
+        rows = int(0.8 * cell["n"])  # the training rows: a batch larger is the full set
+        batch = min(cell.get("batch") or rows, rows)
         if a.name == "fc":
             weights = d * w + (a.spec["depth"] - 1) * w * w + w
         else:
             weights = 2 * a.leaves * w
-        return len(cell["seeds"]) * cell["steps"] * batch * weights
+        return len(cell["seeds"]) * cell["steps"] * (batch * weights + step_overhead)
     if m == "ntk":
         return cell["n"] ** 3 / 3 + 50 * cell["n"] * cell.get("n_test", 2000)
     return None
@@ -89,6 +95,7 @@ class Model:
 
     def __init__(self, stored):
         self.local, self.rate, self.floor = {}, {}, {}
+        self.step_overhead = self._step_overhead(stored)
         pts = {}
         for exp, recs in stored.items():
             by_m = {}
@@ -96,7 +103,7 @@ class Model:
                 c = rec["cell"]
                 # a search step's runs share one call: its seconds per run
                 share = rec["result"].get("batched_runs", 1)
-                p = (work(c), rec["result"]["cell_seconds"] / share)
+                p = (work(c, self.step_overhead), rec["result"]["cell_seconds"] / share)
                 by_m.setdefault(c["method"], []).append(p)
                 pts.setdefault(c["method"], []).append(p)
             for m, p in by_m.items():
@@ -136,6 +143,29 @@ class Model:
                 big = w >= np.quantile(w, 0.75)
                 self.rate[m] = float(np.median(secs[big] / w[big]))
 
+    @staticmethod
+    def _step_overhead(stored):
+        """The fixed cost of one training step in units of rows x weights:
+        seconds per run = a + steps x seeds x (p + q x rows x weights) fitted
+        by least squares on the stored net cells with the steps they really
+        ran (a plateau stops them before the cap); returns p / q. Small nets
+        are dominated by p (measured here: ~50 us a step, the cost of ~4e5
+        row-weights), so a purely compute-bound law would overrate them."""
+        x, t = [], []
+        for recs in stored.values():
+            for rec in recs:
+                c, res = rec["cell"], rec["result"]
+                if c["method"] != "net" or "steps_per_seed" not in res:
+                    continue
+                ran = dict(c, steps=max(res["steps_per_seed"]))
+                x.append((work(dict(ran, seeds=[0], steps=1)), len(c["seeds"]) * ran["steps"]))
+                t.append(res["cell_seconds"] / res.get("batched_runs", 1))
+        if len(t) < 10:
+            return 0.0
+        A = np.array([[1.0, s, s * w] for w, s in x])
+        (_, p, q), *_ = np.linalg.lstsq(A, np.array(t), rcond=None)
+        return float(p / q) if p > 0 and q > 0 else 0.0
+
     def search_unit(self, cell, experiment):
         """Relative cost of one evaluation of a search (only ratios are
         used): a net's :func:`work` (seeds x steps x batch x weights: the
@@ -143,12 +173,12 @@ class Model:
         and steps a cap that a plateau stops earlier); an ntk cell's n^p with
         p fitted on the experiment's stored ntk cells (3 if none)."""
         if cell["method"] == "net":
-            return work(cell)
+            return work(cell, self.step_overhead)
         return float(cell["n"]) ** self.ntk_power.get(experiment, 3.0)
 
     def seconds(self, cell, experiment=None):
         m = cell["method"]
-        w = work(cell)
+        w = work(cell, self.step_overhead)
         if w is not None and (experiment, m) in self.local:
             overhead, rate = self.local[(experiment, m)]
             return overhead + rate * w
