@@ -385,6 +385,120 @@ def theory_nstar_by_depth(experiment: str, family: dict, arch_name: str, eps: fl
     return dict(sorted(out.items()))
 
 
+# a family of targets indexed by depth: a spec's name and parameters but these
+FAMILY_FREE = ("L", "d")
+
+
+def family_of(target: str) -> dict | None:
+    """The depth-indexed family a target spec belongs to.
+
+    Args:
+        target: a target spec string.
+
+    Returns:
+        dict with ``name`` and every parameter except ``FAMILY_FREE`` (the
+        depth L and the dimension d), usable with ``matches``; None when the
+        target has no depth L.
+    """
+    from ntkgap.targets import parse_spec
+
+    s = parse_spec(target)
+    if "L" not in s.params:
+        return None
+    return {"name": s.name, **{k: v for k, v in s.params.items() if k not in FAMILY_FREE}}
+
+
+def family_label(family: dict) -> str:
+    """A family in words, e.g. ``tree: arity=2, node=parity, seed=0``.
+
+    Args:
+        family: a dict from ``family_of``.
+
+    Returns:
+        str.
+    """
+    rest = ", ".join(f"{k}={v}" for k, v in family.items() if k != "name")
+    return f"{family['name']}: {rest}" if rest else family["name"]
+
+
+def depth_families(experiment: str) -> dict:
+    """Every depth-indexed target family of an experiment's stored cells,
+    with one target spec per depth (the first stored).
+
+    Args:
+        experiment: the experiment's name.
+
+    Returns:
+        dict {family label: (family dict, {L: target spec})}, labels sorted.
+    """
+    out = {}
+    for cell, _ in runner.results(experiment):
+        fam = family_of(cell["target"]) if "target" in cell else None
+        if fam is None:
+            continue
+        entry = out.setdefault(family_label(fam), (fam, {}))
+        entry[1].setdefault(depth_of(cell["target"]), cell["target"])
+    return {k: (f, dict(sorted(t.items()))) for k, (f, t) in sorted(out.items())}
+
+
+_MOMENTS: dict = {}
+
+
+def target_moments(target: str) -> dict:
+    """The target's moments (``target.moments()``: exact on support cubes
+    up to 2^24 points, else a fixed-seed Monte Carlo estimate), computed
+    once per spec and process: the one place figures and the report get a
+    target's kurtosis and max |y| from.
+
+    Args:
+        target: a target spec string.
+
+    Returns:
+        dict from ``HypercubeTarget.moments`` (``kurtosis``, ``max_abs``,
+        ``exact``, ...).
+    """
+    if target not in _MOMENTS:
+        from ntkgap.targets import parse_target
+
+        _MOMENTS[target] = parse_target(target).moments()
+    return _MOMENTS[target]
+
+
+def family_moments(experiment: str) -> list[dict]:
+    """Per depth-indexed family and depth: kurtosis and max |y| of the
+    target, and its Walsh average degree where the experiment stored a
+    ``spectrum`` cell for it (None otherwise: no new transform here).
+
+    Args:
+        experiment: the experiment's name.
+
+    Returns:
+        list of dicts with ``family`` (label), ``L``, ``target``,
+        ``kurtosis``, ``max_abs``, ``exact`` and ``average_degree``, in
+        family then depth order.
+    """
+    degree = {
+        cell["target"]: res.get("complexity", {}).get("average_degree")
+        for cell, res in runner.results(experiment, "spectrum")
+    }
+    rows = []
+    for label, (_, targets) in depth_families(experiment).items():
+        for L, spec in targets.items():
+            m = target_moments(spec)
+            rows.append(
+                {
+                    "family": label,
+                    "L": L,
+                    "target": spec,
+                    "kurtosis": m["kurtosis"],
+                    "max_abs": m["max_abs"],
+                    "exact": m["exact"],
+                    "average_degree": degree.get(spec),
+                }
+            )
+    return rows
+
+
 def lr_choices(experiment: str, key=("target", "arch")) -> dict:
     """The learning rate of each fixed-n ``net`` curve point, chosen on validation.
 

@@ -1,8 +1,10 @@
 """E4: n*(0.1) vs tree depth L for the predictors on the same splits: the
 tree NTK (ridgeless, and with its ridge tuned on the nets' validation split)
 and the trained tree network (same architecture), the fc NTK and the trained
-fc network, with eigenlearning theory and the leaf-cube size; one panel per
-(arity, node) family, its kurtosis per depth in the title. A last panel sets
+fc network, with eigenlearning theory and the support-cube size; one panel per
+depth-indexed target family (trees per arity and node; random layered
+circuits, for which the tree architecture is misspecified), its kurtosis
+per depth in the title. A last panel sets
 the lazy tree network (centred alpha model, gradient descent) beside the
 tree NTK's regression at the same n, seeds and test points."""
 
@@ -28,26 +30,38 @@ eps = analysis.EPS
 
 
 def families():
-    """(arity, node) pairs present in the stored cells, arity 2 first."""
-    fams = set()
-    for c, _ in runner.results(EXP):
-        if "target" in c and claims.param_of(c["target"], "node"):
-            fams.add((claims.param_of(c["target"], "arity"), claims.param_of(c["target"], "node")))
-    return sorted(fams, key=lambda f: (f[0], NODES.index(f[1]) if f[1] in NODES else 9))
+    """The depth-indexed target families of the stored cells (claims.depth_families):
+    trees first (arity 2 first, then by node), then the others (layered circuits)."""
+
+    def order(item):
+        fam = item[1][0]
+        node = fam.get("node")
+        return (fam["name"] != "tree", fam.get("arity", 0), NODES.index(node) if node in NODES
+                else 9, item[0])  # fmt: skip
+
+    return [v for _, v in sorted(claims.depth_families(EXP).items(), key=order)]
 
 
 def kurtosis_text(fam_targets):
-    """'kurtosis L=2: 1.0, L=3: ...' (~ marks a Monte Carlo estimate)."""
+    """'kurtosis by L 2: 1.0, 3: ...' (~ marks a Monte Carlo estimate)."""
     parts = []
     for L, spec in sorted(fam_targets.items()):
-        m = parse_target(spec).moments()
+        m = claims.target_moments(spec)
         if m["kurtosis"] is not None:
             parts.append(f"{L}: {'' if m['exact'] else '~'}{m['kurtosis']:.3g}")
     return "kurtosis by L " + ", ".join(parts) if parts else ""
 
 
-def draw_family(ax, arity, node):
-    fam = {"name": "tree", "arity": arity, "node": node}
+def title(fam):
+    """Panel title: trees by arity and node, other families by their label."""
+    if fam["name"] == "tree":
+        return f"arity {fam['arity']}, node = {fam['node']}"
+    if fam["name"] == "layered":
+        return f"layered circuits, fan-in {fam['fan_in']} (DAG), seed {fam['seed']}"
+    return claims.family_label(fam)
+
+
+def draw_family(ax, fam, targets):
     Ls = set()
     for arch, lab, ck in (
         ("fc", "fc NTK theory", "theory"),
@@ -78,24 +92,19 @@ def draw_family(ax, arity, node):
             style.nstar_point(ax, x, med, COLORS[ck], mk)
         ax.plot([], [], mk, color=COLORS[ck], label=lab)
         Ls |= set(recs)
-    targets = {}
-    for c, _ in runner.results(EXP):
-        if "target" in c and claims.matches(c["target"], fam):
-            targets.setdefault(claims.depth_of(c["target"]), c["target"])
     if Ls:
-        L = np.arange(min(Ls), max(Ls) + 1)
-        ax.plot(
-            L, 2.0 ** (float(arity) ** L), ":", color="grey", lw=1,
-            label="leaf configurations 2^(arity^L)",
-        )  # fmt: skip
+        # the support cube: 2^(arity^L) leaf configurations of a tree, 2^(2^L) of a circuit
+        L = sorted(targets)
+        conf = [2.0 ** len(parse_target(targets[x]).support) for x in L]
+        ax.plot(L, conf, ":", color="grey", lw=1, label="support configurations 2^(inputs read)")
         ax.set_ylim(1, min(ax.get_ylim()[1], 1e13))
         ax.set_xlim(min(Ls) - 0.4, max(Ls) + 0.4)
         ax.set_xticks(range(min(Ls), max(Ls) + 1))
     ax.set(
         yscale="log",
-        xlabel="tree depth L",
+        xlabel="depth L",
         ylabel=f"n*({eps}) (median seed; bars: min-max of 8 seeds)",
-        title=f"arity {arity}, node = {node}\n{kurtosis_text(targets)}",
+        title=f"{title(fam)}\n{kurtosis_text(targets)}",
     )
     ax.plot([], [], "^", mfc="none", color="k", label="not reached by n_max")
 
@@ -146,8 +155,8 @@ cols = 4
 rows = max(1, -(-(len(fams) + 1) // cols))
 fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.9 * rows), squeeze=False)
 flat = list(axes.ravel())
-for ax, (arity, node) in zip(flat, fams):
-    draw_family(ax, arity, node)
+for ax, (fam, targets) in zip(flat, fams):
+    draw_family(ax, fam, targets)
 if not fams:
     style.no_data(flat[0], EXP)
 draw_lazy(flat[len(fams)] if len(fams) < len(flat) else flat[-1])
