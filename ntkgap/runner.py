@@ -379,8 +379,7 @@ def run_cell(cell: dict, experiment: str | None = None, results: str | None = No
         cell: a cell dict with its ``method``.
         experiment: the experiment's name (for methods that store cells).
         results: the results folder those cells go to (default
-            ``config.results_dir()``; a Dask worker's environment is not the
-            client's, so the runner passes its own).
+            ``config.results_dir()``).
 
     Returns:
         the method's JSON-ready result dict, plus ``cell_seconds``.
@@ -600,18 +599,28 @@ _SEARCH_PARAMS = dict(
 )
 
 
-def _search(cell, experiment, results=None):
+def _search_steps(cell, experiment, results=None):
+    """A search cell's step generator (``sample_complexity.steps``), reading
+    stored evaluations of ``experiment`` under ``results``."""
     from ntkgap import sample_complexity
 
     if experiment is None:
         raise UsageError(f"method '{cell['method']}' runs inside an experiment (ntkgap run)")
     if cell["n_min"] >= cell["n_max"]:
         raise UsageError(f"n_min={cell['n_min']} must be < n_max={cell['n_max']}")
-    store = sample_complexity.Store(
-        lambda c: (load_result(_path(experiment, c, results)) or {}).get("result"),
-        lambda c, r: _store(experiment, c, r, results),
+    return sample_complexity.steps(
+        cell, lambda c: (load_result(_path(experiment, c, results)) or {}).get("result")
     )
-    return sample_complexity.run(cell, store, lambda cells: run_cells(cells, experiment, results))
+
+
+def _search(cell, experiment, results=None):
+    from ntkgap import sample_complexity
+
+    return sample_complexity.drive(
+        _search_steps(cell, experiment, results),
+        lambda c, r: _store(experiment, c, r, results),
+        lambda cells: run_cells(cells, experiment, results),
+    )
 
 
 method(
@@ -727,14 +736,7 @@ def run(
             if not todo:
                 pass
             elif client is not None:
-                from distributed import as_completed
-
-                # a worker's environment may name another results folder
-                here = os.path.abspath(root)
-                futs = {client.submit(run_cell, c, name, here, pure=False): c for c in todo}
-                for fut in as_completed(futs):
-                    _store(name, futs[fut], fut.result())
-                    bar.update()
+                _run_on_dask(client, name, todo, bar)
             elif jobs <= 1:
                 for c in todo:
                     _store(name, c, run_cell(c, name))
@@ -776,6 +778,102 @@ def run(
         "failed": failed,
         "seconds": time.perf_counter() - start,
     }
+
+
+#: Dask priority of a search step over an ordinary cell: a search is a chain
+#: of steps, so its next step runs before cells that could run at any time
+SEARCH_STEP_PRIORITY = 1
+
+
+class _DaskSearch:
+    """A search cell driven in the coordinating process: its step generator,
+    the step in flight (batches, results so far) and its start time."""
+
+    def __init__(self, cell, gen):
+        self.cell, self.gen = cell, gen
+        self.start = time.perf_counter()
+        self.step = 0
+        self.batches, self.results, self.left = [], [], 0
+
+    def advance(self, results):
+        """Sends a finished step's results (None to start) and takes the
+        next step's batches; returns the search's result when it is done."""
+        from ntkgap._infra.files import jsonable
+
+        try:
+            batches = next(self.gen) if results is None else self.gen.send(results)
+            while not batches:  # defensive: a step with nothing to compute
+                batches = self.gen.send([])
+        except StopIteration as stop:
+            out = jsonable(stop.value)
+            out["cell_seconds"] = time.perf_counter() - self.start
+            return out
+        self.step += 1
+        self.batches, self.results, self.left = batches, [None] * len(batches), len(batches)
+        return None
+
+
+def _run_on_dask(client, name, todo, bar):
+    """Computes ``todo`` on a Dask cluster and stores each result here.
+
+    An ordinary cell is one future. A search cell's loop runs in this
+    process (``sample_complexity.steps``): each step's batches of evaluation
+    cells are futures, stored here as each returns, and a search's next step
+    is submitted when its step is complete, so every search keeps a step in
+    flight while ordinary cells fill the cluster. Workers write nothing: a
+    cluster needs no shared folder, and a rerun after a lost worker or
+    coordinator continues from the cells stored here.
+    """
+    import uuid
+
+    from distributed import as_completed
+
+    pending = as_completed()
+    owner = {}  # future -> the cell it computes, or (search, batch index)
+
+    def submit_step(srch):
+        tag = f"{srch.cell['method']}-{cell_key(srch.cell)[:8]}-step{srch.step}"
+        for i, batch in enumerate(srch.batches):
+            fut = client.submit(
+                run_cells,
+                batch,
+                key=f"{tag}.{i}-{uuid.uuid4().hex[:8]}",
+                priority=SEARCH_STEP_PRIORITY,
+            )
+            owner[fut] = (srch, i)
+            pending.add(fut)
+
+    def finish(cell, result):
+        _store(name, cell, result)
+        bar.update()
+
+    for c in todo:
+        if METHODS[c["method"]].needs_experiment:
+            srch = _DaskSearch(c, _search_steps(c, name))
+            if (out := srch.advance(None)) is not None:
+                finish(c, out)  # every evaluation was stored already
+            else:
+                submit_step(srch)
+        else:
+            fut = client.submit(run_cell, c, pure=False)
+            owner[fut] = c
+            pending.add(fut)
+    for fut in pending:
+        what = owner.pop(fut)
+        result = fut.result()  # a task's error ends the run; stored cells stay
+        if isinstance(what, dict):
+            finish(what, result)
+            continue
+        srch, i = what
+        for sub, r in zip(srch.batches[i], result):
+            _store(name, sub, r)
+        srch.results[i] = result
+        srch.left -= 1
+        if srch.left == 0:
+            if (out := srch.advance(srch.results)) is not None:
+                finish(srch.cell, out)
+            else:
+                submit_step(srch)
 
 
 #: seconds to wait for a Dask scheduler before giving up

@@ -10,6 +10,11 @@ data padded to the step's largest n and masked). A run's numbers are those
 of the run alone, up to the order of sums over its rows, so each is stored
 under its own one-seed ``net`` cell, as a separate run would be.
 
+The search itself is a generator of steps (``steps``) that computes
+nothing: ``run`` drives it in one process, and the runner's Dask executor
+drives many at once in the coordinating process, each step's batches
+submitted to the cluster as futures. Both store the same cells.
+
 A ``net_search`` cell may list several learning rates (``lr = [...]``): they
 are compared first, on the validation split, at ``sweep_n`` samples
 (default: the geometric mean of n_min and n_max, on the search grid), and
@@ -61,28 +66,37 @@ def evaluation_cell(cell: dict, n: int, seed: int, lr=None) -> dict:
     return out
 
 
-def _evaluate(cell, store, run_cells, pairs, lr=None) -> dict:
-    """{(seed, n): result} for the given pairs, from the store or computed.
+def _evaluate(cell, load, requests):
+    """Generator of one step: {(seed, n): result} for each request (pairs, lr),
+    from the store or computed.
 
-    A network search's missing evaluations go to ``run_cells`` together
-    (one program trains them all, whatever their n); kernel evaluations go
-    one at a time, each stored as soon as it is done."""
-    out, todo = {}, []
-    for seed, n in pairs:
-        sub = evaluation_cell(cell, n, seed, lr)
-        r = store.load(sub)
-        if r is None:
-            todo.append(((seed, n), sub))
+    Yields the missing evaluations once, as batches: a network request's
+    missing evaluations are one batch (one program trains them all, whatever
+    their n), a kernel evaluation is a batch of its own. Receives each
+    batch's results, in order. Yields nothing when all are stored."""
+    outs, todo = [], []
+    for pairs, lr in requests:
+        out = {}
+        missing = []
+        for seed, n in pairs:
+            sub = evaluation_cell(cell, n, seed, lr)
+            r = load(sub)
+            if r is None:
+                missing.append((out, (seed, n), sub))
+            else:
+                out[(seed, n)] = r
+        outs.append(out)
+        if cell["method"] == "net_search":
+            todo.append(missing)
         else:
-            out[(seed, n)] = r
-    batches = [todo] if cell["method"] == "net_search" else [[t] for t in todo]
-    for batch in batches:
-        if not batch:
-            continue
-        for (pair, sub), r in zip(batch, run_cells([sub for _, sub in batch])):
-            store.save(sub, r)
-            out[pair] = r
-    return out
+            todo += [[m] for m in missing]
+    todo = [b for b in todo if b]
+    if todo:
+        results = yield [[sub for _, _, sub in b] for b in todo]
+        for batch, rs in zip(todo, results):
+            for (out, pair, _), r in zip(batch, rs):
+                out[pair] = r
+    return outs
 
 
 def _error(r) -> float:
@@ -122,39 +136,44 @@ def choose_lr(best_vals: dict):
     return min(table, key=lambda k: (table[k], k)), table
 
 
-def _sweep(cell, store, run_cells):
-    """Pick the learning rate on the validation split (see module doc)."""
+def _sweep(cell, load):
+    """Generator: pick the learning rate on the validation split (see module
+    doc); every rate's trainings are one step."""
     grid = search.geometric_grid(cell["n_min"], cell["n_max"], cell.get("resolution", 1.25))
     n0 = cell.get("sweep_n") or grid[len(grid) // 2]
-    vals = {}
-    for lr in cell["lr"]:
-        res = _evaluate(cell, store, run_cells, [(s, n0) for s in cell["seeds"]], lr=lr)
-        vals[lr] = [best_val(r) for r in res.values()]
+    pairs = [(s, n0) for s in cell["seeds"]]
+    res = yield from _evaluate(cell, load, [(pairs, lr) for lr in cell["lr"]])
+    vals = {lr: [best_val(r) for r in out.values()] for lr, out in zip(cell["lr"], res)}
     best, table = choose_lr(vals)
     return best, {"n": int(n0), "median_best_val_mse": {repr(k): v for k, v in table.items()}}
 
 
-def run(cell: dict, store: Store, run_cells) -> dict:
-    """Run (or resume) the search of an ``ntk_search``/``net_search`` cell.
+def steps(cell: dict, load):
+    """The search of an ``ntk_search``/``net_search`` cell as a generator of
+    steps, so that whoever drives it decides where evaluations run (in this
+    process, or as futures on a cluster, several searches at once).
+
+    Each ``next``/``send`` yields one step's missing evaluations as a list
+    of batches, each a list of evaluation cells computed together (one
+    ``run_cells`` call: a network step is one batch, a kernel evaluation a
+    batch of its own, the learning-rate sweep one batch per rate); the
+    driver sends back each batch's results, a list per batch in order, and
+    stores them. Evaluations already stored are read with ``load`` and never
+    yielded, so a search rebuilt after a crash continues where it stopped.
+    The generator returns the search's result (``StopIteration.value``).
 
     Args:
         cell: the search cell (target, arch, eps, seeds, n_min, n_max,
             resolution, and the evaluation method's own keys).
-        store: where evaluation cells are loaded from and saved to.
-        run_cells: computes a list of evaluation cells into their results,
-            in order (the runner's ``run_cells``: one-seed ``net`` cells of
-            different n train as one program).
+        load: ``load(evaluation cell) -> stored result or None``.
 
     Returns:
-        dict with ``per_seed`` (each seed's bracket, n* and censoring),
-        ``median`` (n* of the median seed with its order-statistic CI, from
-        ``scaling.median_censored``), ``evaluations`` (every (seed, n, error,
-        overlap)), ``lr_chosen`` and ``lr_sweep`` for networks.
+        a generator; its return value is as ``run`` describes.
     """
     lr = None
     sweep = None
     if cell["method"] == "net_search" and isinstance(cell.get("lr"), list):
-        lr, sweep = _sweep(cell, store, run_cells)
+        lr, sweep = yield from _sweep(cell, load)
     state = search.new_search(
         cell["seeds"],
         cell["eps"],
@@ -165,7 +184,7 @@ def run(cell: dict, store: Store, run_cells) -> dict:
     seen = []
     while not search.finished(state):
         pairs = search.propose(state)
-        res = _evaluate(cell, store, run_cells, pairs, lr=lr)
+        (res,) = yield from _evaluate(cell, load, [(pairs, lr)])
         state = search.update(state, {k: _error(r) for k, r in res.items()})
         seen += [
             {"seed": s, "n": n, "test_mse": _error(r), "overlap": r.get("overlap")}
@@ -199,3 +218,50 @@ def run(cell: dict, store: Store, run_cells) -> dict:
     if sweep is not None:
         out.update(lr_chosen=lr, lr_sweep=sweep)
     return out
+
+
+def drive(gen, save, run_cells) -> dict:
+    """Drive a search's step generator in this process: one batch after
+    another, each batch's results saved as soon as it is computed.
+
+    Args:
+        gen: a generator from ``steps`` (not started).
+        save: ``save(evaluation cell, result)``, the store's.
+        run_cells: computes a list of evaluation cells into their results,
+            in order (the runner's ``run_cells``: one-seed ``net`` cells of
+            different n train as one program).
+
+    Returns:
+        the search's result, as ``run`` describes it.
+    """
+    try:
+        batches = next(gen)
+        while True:
+            results = []
+            for batch in batches:
+                rs = run_cells(batch)
+                for sub, r in zip(batch, rs):
+                    save(sub, r)
+                results.append(rs)
+            batches = gen.send(results)
+    except StopIteration as stop:
+        return stop.value
+
+
+def run(cell: dict, store: Store, run_cells) -> dict:
+    """Run (or resume) the search of an ``ntk_search``/``net_search`` cell
+    in this process (``steps`` driven by ``drive``).
+
+    Args:
+        cell: the search cell, as ``steps`` takes it.
+        store: where evaluation cells are loaded from and saved to.
+        run_cells: as ``drive``.
+
+    Returns:
+        dict with ``per_seed`` (each seed's bracket, n* and censoring),
+        ``median`` (n* of the median seed with its order-statistic CI, from
+        ``scaling.median_censored``), ``evaluations`` (every (seed, n, error,
+        overlap)), ``trainings``, ``overlap_max``, and ``lr_chosen`` and
+        ``lr_sweep`` for networks.
+    """
+    return drive(steps(cell, store.load), store.save, run_cells)

@@ -290,6 +290,7 @@ n_test = 64
 method = "spectrum"
 target = "sawtooth:L=2"
 """
+SEEDS_NET = [0, 1, 2, 3]  # the net_search's seeds above
 # how a cell ran, not what it computed: a run resumed mid-step trains that
 # step's remaining runs in a smaller program (same numbers, fewer batched_runs)
 RUN_FACTS = ("cell_seconds", "seconds", "workers", "batched_runs")
@@ -335,11 +336,35 @@ def test_search_steps_train_seeds_at_different_n_together(search_ref):
     assert search["result"]["trainings"] == len(net)
 
 
+def _task_log(distributed):
+    """A scheduler plugin recording, in order, when each task appears and
+    when it finishes (reaches memory or errs): ``.events`` of (key, what)."""
+
+    class TaskLog(distributed.diagnostics.plugin.SchedulerPlugin):
+        name = "task-log"
+
+        def __init__(self):
+            self.events = []  # (key, "start" | "end")
+            self.live = set()
+
+        def transition(self, key, start, finish, *args, **kwargs):
+            if finish in ("waiting", "queued", "processing", "no-worker"):
+                if key not in self.live:
+                    self.live.add(key)
+                    self.events.append((str(key), "start"))
+            elif finish in ("memory", "erred") and key in self.live:
+                self.live.discard(key)
+                self.events.append((str(key), "end"))
+
+    return TaskLog()
+
+
 def test_search_on_a_dask_local_cluster_equals_local(search_ref, tmp_path):
     distributed = pytest.importorskip("distributed")
     cfg, ref = search_ref
-    # the worker runs in this process, whose NTKGAP_RESULTS is not the CLI's:
-    # the evaluations must still land in the CLI's results folder
+    log = _task_log(distributed)
+    # the scheduler and worker run in this process (whose NTKGAP_RESULTS is
+    # not the CLI's): the evaluations must still land in the CLI's folder
     with distributed.LocalCluster(
         n_workers=1,
         threads_per_worker=1,
@@ -348,11 +373,64 @@ def test_search_on_a_dask_local_cluster_equals_local(search_ref, tmp_path):
         host="127.0.0.1",
         dashboard_address=None,
     ) as cluster:
+        cluster.scheduler.add_plugin(log)
         r = _run(
             cfg, tmp_path / "dask", "--executor", "dask", "--scheduler", cluster.scheduler_address
         )
+        first = len(log.events)
+        # a rerun after a crash: the kernels and the first step's trainings
+        # (every seed at n_min) are stored, the rest is lost
+        kept = {
+            k: v
+            for k, v in ref.items()
+            if json.loads(v)["cell"]["method"] == "ntk" or json.loads(v)["cell"].get("n") == 8
+        }
+        (tmp_path / "resumed" / "srch").mkdir(parents=True)
+        for k, v in kept.items():
+            (tmp_path / "resumed" / "srch" / k).write_text(v)
+        _run(
+            cfg,
+            tmp_path / "resumed",
+            "--executor",
+            "dask",
+            "--scheduler",
+            cluster.scheduler_address,
+        )
+    resumed, log.events = log.events[first:], log.events[:first]
     assert r["computed"] == 2
-    assert _numbers(_stored(tmp_path / "dask", "srch")) == _numbers(ref)
+    dask = _stored(tmp_path / "dask", "srch")
+    assert _numbers(dask) == _numbers(ref)  # same files, same numbers, bit for bit
+    recs = {k: json.loads(v) for k, v in ref.items()}
+    batched = {k: r["result"].get("batched_runs") for k, r in recs.items()}
+    assert {k: json.loads(v)["result"].get("batched_runs") for k, v in dask.items()} == batched
+
+    # the searches ran here; each step's batches were futures of their own:
+    # one per training program of the local run, one per kernel evaluation
+    starts = [k for k, what in log.events if what == "start"]
+    assert not [k for k in starts if not k.startswith(("net_search-", "ntk_search-"))]
+    programs = {r["result"]["cell_seconds"] for r in recs.values() if r["cell"]["method"] == "net"}
+    kernels = [r for r in recs.values() if r["cell"]["method"] == "ntk"]
+    net_steps = [k for k in starts if k.startswith("net_search-")]
+    assert len(net_steps) == len(programs) > 1
+    assert len([k for k in starts if k.startswith("ntk_search-")]) == len(kernels)
+    # the two searches advanced together: each began before the other ended
+    order = [k.split("-")[0] for k, _ in log.events]
+    for a, b in (("net_search", "ntk_search"), ("ntk_search", "net_search")):
+        assert order.index(a) < len(order) - 1 - order[::-1].index(b)
+
+    # the rerun trained only the lost steps, and ended where the first run did
+    first_step = {
+        r["result"]["cell_seconds"]
+        for r in recs.values()
+        if r["cell"]["method"] == "net" and r["cell"]["n"] == 8
+    }
+    assert len(first_step) == 1 and len(kept) == len(kernels) + len(SEEDS_NET)
+    again = _stored(tmp_path / "resumed", "srch")
+    assert {k: again[k] for k in kept} == kept
+    assert _numbers(again) == _numbers(ref)
+    assert sorted(k.split("-")[0] for k, what in resumed if what == "start") == ["net_search"] * (
+        len(programs) - 1
+    )
 
 
 def test_sigkill_mid_search_then_resume(search_ref, tmp_path, monkeypatch):
