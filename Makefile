@@ -91,8 +91,10 @@ figures/spectra.png: $(RUN)zoo
 figures/e9_rhm.png: $(RUN)e9_rhm
 figures/e8_universality.png: $(RUN)e8_universality
 
+# $(JOBS) pytest workers, one test file each at a time (--dist loadfile), so
+# a file's module fixtures (the pipeline's shrunk experiments) run once
 test: $(STAMP)
-	$(PY) -m pytest tests --durations=15
+	$(PY) -m pytest tests -n $(JOBS) --dist loadfile --durations=15
 
 test-ref: $(REF_STAMP)
 	$(REF_VENV)/bin/python -m pytest $(REF_TESTS)

@@ -194,6 +194,26 @@ lines += [
     "",
     *budget_lines,
 ]
+edge_lines, two_rate = [], 0
+for path in CONFIGS:
+    name = runner.load_config(path)["name"]
+    for r in claims_mod.lr_edges(name):
+        if len(r["grid"]) == 2:  # every choice is an end
+            two_rate += r["choices"]
+        elif r["at_low"] or r["at_high"]:
+            edge_lines.append(
+                f"- {name}, {r['method']} {r['arch']}, grid {', '.join(map(fmt, r['grid']))}: "
+                f"largest rate chosen {r['at_high']} of {r['choices']} times, "
+                f"smallest {r['at_low']}"
+            )
+lines += [
+    "",
+    "Learning rates chosen at an end of their grid (the best rate may lie outside it; "
+    "`claims.lr_edges`):",
+    "",
+    *(edge_lines or ["- none"]),
+    f"- and {two_rate} choices between two rates only (each is an end of its grid)",
+]
 atomic_write(config.report_path(), "\n".join(lines) + "\n")
 public = [{k: v for k, v in c.items() if k != "data"} for c in claims]
 atomic_write(

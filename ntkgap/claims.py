@@ -535,6 +535,52 @@ def lr_choices(experiment: str, key=("target", "arch")) -> dict:
     return out
 
 
+def lr_edges(experiment: str) -> list[dict]:
+    """How often the learning rate chosen on validation sits at an end of its grid.
+
+    A rate picked at the top (or bottom) of the grid may mean the best rate
+    lies outside it; the report lists these counts beside the budgets so a
+    reader can judge. Counted over the ``net_search`` cells (their
+    ``lr_chosen``) and the fixed-n ``net`` curve points (``lr_choices``)
+    whose grid has at least two rates.
+
+    Args:
+        experiment: the experiment's name.
+
+    Returns:
+        list of dicts, one per (method, arch, grid): ``method``, ``arch``,
+        ``grid`` (the rates, sorted), ``choices`` (how many were made),
+        ``at_low`` and ``at_high`` (how many picked the smallest / largest).
+    """
+    rows: dict = {}
+
+    def count(method, arch, grid, chosen):
+        grid = tuple(sorted(float(g) for g in grid))
+        r = rows.setdefault(
+            (method, arch, grid),
+            dict(method=method, arch=arch, grid=list(grid), choices=0, at_low=0, at_high=0),
+        )
+        r["choices"] += 1
+        r["at_low"] += float(chosen) == grid[0]
+        r["at_high"] += float(chosen) == grid[-1]
+
+    for cell, res in runner.results(experiment, "net_search"):
+        grid = cell.get("lr")
+        if isinstance(grid, list) and len(grid) > 1 and res.get("lr_chosen") is not None:
+            count("net_search", cell["arch"], grid, res["lr_chosen"])
+    grids: dict = {}
+    for cell, _ in runner.results(experiment, "net"):
+        if cell.get("lr") is not None:
+            grids.setdefault((cell.get("target"), cell.get("arch"), cell["n"]), set()).add(
+                cell["lr"]
+            )
+    for (target, arch, n), choice in lr_choices(experiment).items():
+        grid = grids.get((target, arch, n), ())
+        if len(grid) > 1:
+            count("net", arch, grid, choice["lr"])
+    return list(rows.values())
+
+
 def curves(experiment: str, method: str, key=("target", "arch")) -> dict:
     """Relative test MSE per sample size and seed, of the fixed-n cells of ``method``.
 

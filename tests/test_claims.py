@@ -173,6 +173,25 @@ def test_fixed_n_curves_use_the_lr_chosen_on_validation_not_on_test(store):
     assert c[64] == dict.fromkeys(SEEDS, 0.5) and c[128] == dict.fromkeys(SEEDS, 0.3)
 
 
+def test_lr_edges_counts_choices_at_each_end_of_the_grid(store):
+    grid = [0.01, 0.001, 0.003]  # unsorted on purpose
+    for i, chosen in enumerate([0.01, 0.01, 0.003, 0.001]):
+        cell = {"method": "net_search", "target": f"parity:d=20,k={i + 1}", "arch": ARCH}
+        store(dict(cell, eps=0.1, seeds=SEEDS, lr=grid), {"per_seed": [], "lr_chosen": chosen})
+    # fixed-n curve: 0.01 wins on validation at n = 64, 0.001 at n = 128 (of two rates)
+    _net_cell(store, 0.01, 64, [0.1] * 8, [0.5] * 8)
+    _net_cell(store, 0.001, 64, [0.2] * 8, [0.05] * 8)
+    _net_cell(store, 0.01, 128, [0.3] * 8, [0.4] * 8)
+    _net_cell(store, 0.001, 128, [0.2] * 8, [0.3] * 8)
+    rows = {r["method"]: r for r in claims.lr_edges(EXP)}
+    assert rows["net_search"] == dict(
+        method="net_search", arch=ARCH, grid=[0.001, 0.003, 0.01], choices=4, at_low=1, at_high=2
+    )
+    assert rows["net"] == dict(
+        method="net", arch=ARCH, grid=[0.001, 0.01], choices=2, at_low=1, at_high=1
+    )
+
+
 def _side(n=None, censored=None):
     return {"n_star": n, "bound": n, "censored": censored} if censored else {"n_star": n}
 
