@@ -349,15 +349,16 @@ class Arch:
                 # W as (filter offset j, output position in digit-reversed order, C, out)
                 Wr = Wt.reshape((a,) * k + (c, a, n_out))
                 Wr = jnp.transpose(Wr, [k + 1] + list(range(k - 1, -1, -1)) + [k, k + 2])
-                Wr = Wr.reshape(a, P, c, n_out)
+                # the NTK scale multiplies the small weights, not the activations
+                # (nor, in the backward pass, their gradients)
+                Wr = Wr.reshape(a, P, c, n_out) * float(W_std / np.sqrt(c * a))
                 # digit-reversed order: input block j holds the j-th child of
                 # every output position, in the output's digit-reversed order
                 hx = h.reshape(a, P, n, c)
                 out = hx[0] @ Wr[0]
                 for j in range(1, a):
                     out = out + hx[j] @ Wr[j]
-                br = _digit_reversed(bias[0], k, a)[:, None, :]
-                h = out * float(W_std / np.sqrt(c * a)) + b_std * br
+                h = out + b_std * _digit_reversed(bias[0], k, a)[:, None, :]
             return h
 
         if self.spec["share"] or BLOCK_DIAGONAL_MAX > 0:
