@@ -19,11 +19,13 @@ ratios, not absolutes):
   backend;
 * the cell's own ceiling: the rate of exactly the batched GEMMs one training
   step of the cell needs, at their shapes and nothing else (per layer, for
-  the ``SEEDS`` x positions batch: the forward product X W, the input
-  gradient G W^T and the weight gradient X^T G; see :func:`cell_gemms`),
-  run back to back in one compiled loop. A width-32 tree layer multiplies
-  128 x 64 by 64 x 32 per seed and position: this is what such shapes
-  reach on this machine, whatever the network code around them does.
+  the seeds x positions batch: the forward product X W, the input gradient
+  G W^T and the weight gradient X^T G; see :func:`cell_gemms`), run back to
+  back in one compiled loop, in groups of seeds and threads as training
+  runs them (``training.GROUP_SIZE`` seeds per group, one group per core).
+  A width-32 tree layer multiplies 128 x 64 by 64 x 32 per seed and
+  position: this is what such shapes reach on this machine, whatever the
+  network code around them does.
 
 FLOPs are counted by XLA's cost analysis of the compiled programs for both
 the step and the GEMMs. ``python benchmarks/flops_bench.py`` prints every
@@ -153,11 +155,11 @@ def achieved(spec, width, target, quick=False):
     }
 
 
-def cell_gemms(spec, width, target):
+def cell_gemms(spec, width, target, seeds=SEEDS):
     """The batched GEMMs of one training step of the cell, as (batch, M, K, N)
     products: per layer the forward product, the input gradient (skipped at
     the first layer, which has no trainable input) and the weight gradient,
-    for ``SEEDS`` seeds on a minibatch of ``BATCH`` (a tree layer: one GEMM
+    for ``seeds`` seeds on a minibatch of ``BATCH`` (a tree layer: one GEMM
     per layer with the seeds x positions as batch and K = arity x channels,
     the layout of the position-major path without its split into arity
     products)."""
@@ -171,12 +173,12 @@ def cell_gemms(spec, width, target):
         layers = []
         for _ in range(arch.spec["L"]):
             P //= a
-            layers.append((SEEDS * P, a * c, width))
+            layers.append((seeds * P, a * c, width))
             c = width
-        layers.append((SEEDS, P * width, 1))  # the Dense readout
+        layers.append((seeds, P * width, 1))  # the Dense readout
     else:
         dims = [x.shape[1]] + [width] * arch.spec["depth"] + [1]
-        layers = [(SEEDS, k, m) for k, m in zip(dims[:-1], dims[1:])]
+        layers = [(seeds, k, m) for k, m in zip(dims[:-1], dims[1:])]
     out = []
     for i, (b, k, m) in enumerate(layers):
         out.append((b, BATCH, k, m))  # forward: X (B x K) W (K x M)
@@ -186,12 +188,15 @@ def cell_gemms(spec, width, target):
     return out
 
 
-def gemm_rate(shapes, loops=50, repeats=5):
+def gemm_rate(shapes, loops=50, repeats=5, threads=1):
     """(FLOP/s, FLOPs per pass) of the batched float32 GEMMs ``shapes``
-    ((batch, M, K, N) each), ``loops`` passes in one compiled loop, best of
-    ``repeats`` timed calls after a warm-up; FLOPs from XLA's cost analysis
-    of one pass. An optimization barrier on the loop's carry keeps XLA from
-    hoisting the products out of the loop."""
+    ((batch, M, K, N) each), ``loops`` passes in one compiled loop run by
+    each of ``threads`` threads at once (as training runs its vmapped groups
+    of seeds), best of ``repeats`` timed calls after a warm-up; FLOPs from
+    XLA's cost analysis of one pass. An optimization barrier on the loop's
+    carry keeps XLA from hoisting the products out of the loop."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from jax import numpy as jnp
 
     from ntkgap._infra.compat import jax
@@ -223,11 +228,13 @@ def gemm_rate(shapes, loops=50, repeats=5):
     f = jax.jit(many)
     jax.block_until_ready(f(ops))
     ts = []
-    for _ in range(repeats):
-        t = time.perf_counter()
-        jax.block_until_ready(f(ops))
-        ts.append(time.perf_counter() - t)
-    return flops * loops / min(ts), flops
+    with ThreadPoolExecutor(threads) as pool:
+        for _ in range(repeats):
+            t = time.perf_counter()
+            for r in [pool.submit(f, ops) for _ in range(threads)]:
+                jax.block_until_ready(r.result())
+            ts.append(time.perf_counter() - t)
+    return flops * loops * threads / min(ts), flops * threads
 
 
 def _with_block_diagonal(value, fn, *args):
@@ -251,16 +258,23 @@ def measure(quick=False, before=True):
     before the position-major path)."""
     # other processes only slow a measurement down: each ceiling is the best
     # of a measurement before and one after the trainings it is compared with
+    from ntkgap._infra import cores
+    from ntkgap.training import GROUP_SIZE
+
+    # training runs the seeds as vmapped groups of GROUP_SIZE, several groups
+    # at once in threads: the GEMM ceiling is measured the same way
+    group = min(GROUP_SIZE, SEEDS)
+    threads = max(1, min(SEEDS // group, cores.train_workers()))
     peak = matmul_peak()
     cells = []
     for spec, width, target in CELLS:
         r = dict(spec=spec, width=width)
-        gemms = cell_gemms(spec, width, target)
-        r["ceiling"], r["ceiling_flops"] = gemm_rate(gemms)
+        gemms = cell_gemms(spec, width, target, group)
+        r["ceiling"], r["ceiling_flops"] = gemm_rate(gemms, threads=threads)
         r.update(achieved(spec, width, target, quick))
         if before and spec.startswith("tree"):
             r["before"] = _with_block_diagonal(1 << 18, achieved, spec, width, target, quick)
-        r["ceiling"] = max(r["ceiling"], gemm_rate(gemms)[0])
+        r["ceiling"] = max(r["ceiling"], gemm_rate(gemms, threads=threads)[0])
         cells.append(r)
     return {"peak": max(peak, matmul_peak()), "cells": cells}
 

@@ -267,7 +267,7 @@ class Arch:
         a layer is a sum over the a filter offsets of one batched matmul each
         (batch = positions, and the vmapped seeds in front), with no
         transposes of the activations between layers and no zero blocks
-        (about 2.3x faster training than the block-diagonal GEMM for
+        (about 2.7x faster training than the block-diagonal GEMM for
         width-32 nets on CPU, see benchmarks/RESULTS.md). Same parameters,
         same function (tests compare every path with ``fast=False``).
 
