@@ -259,10 +259,14 @@ class Arch:
         For ``tree`` archs with ``fast=True`` the apply_fn is stax's own
         except that each ConvLocal layer is evaluated as matmuls over its
         non-overlapping patches (``share=1``: one matmul with the shared
-        filter) instead of ``lax.conv_general_dilated_local`` (~5x slower
-        training on CPU). By default (``BLOCK_DIAGONAL_MAX = 0``) the
-        activations are kept position-major, (positions, n, channels), with
-        the positions in digit-reversed order (base arity): the a children
+        filter) instead of ``lax.conv_general_dilated_local`` (training ~5x
+        slower on CPU than with the block-diagonal GEMM, ~12x than by
+        default). ``BLOCK_DIAGONAL_MAX > 0`` keeps stax's layout and
+        multiplies each layer by the block-diagonal matrix of its position
+        blocks (a per-position einsum beyond that size). By default
+        (``BLOCK_DIAGONAL_MAX = 0``) the activations are kept position-major,
+        (positions, n, channels), with the positions in digit-reversed order
+        (base a = arity): the a children
         of every node are then the a leading blocks of the position axis, so
         a layer is a sum over the a filter offsets of one batched matmul each
         (batch = positions, and the vmapped seeds in front), with no
