@@ -40,26 +40,29 @@ def test_exact_network_lives_in_the_depth_L_stax_architecture(L):
 
 
 @pytest.mark.parametrize(
-    "spec,width",
+    "spec,width,channels",
     [
-        ("tree:arity=2,L=3", 5),
-        ("tree:arity=3,L=2,act=erf,W_std=1.5,b_std=0.3", 4),
-        ("tree:arity=4,L=2,act=gelu", 7),
-        ("tree:arity=2,L=1,b_std=0.0", 3),
+        ("tree:arity=2,L=3", 5, 1),
+        ("tree:arity=3,L=2,act=erf,W_std=1.5,b_std=0.3", 4, 1),
+        ("tree:arity=4,L=2,act=gelu", 7, 1),
+        ("tree:arity=2,L=1,b_std=0.0", 3, 1),
+        ("tree:arity=3,L=3", 2, 3),  # several input channels (the RHM's one-hot tokens)
     ],
 )
-@pytest.mark.parametrize("block_diagonal", [True, False])
-def test_fast_tree_apply_equals_stax_conv_local(spec, width, block_diagonal, monkeypatch):
+@pytest.mark.parametrize("block_diagonal_max", [0, 1 << 18, 1])
+def test_fast_tree_apply_equals_stax_conv_local(
+    spec, width, channels, block_diagonal_max, monkeypatch
+):
     import ntkgap.arch
 
-    if not block_diagonal:  # force the per-position einsum path
-        monkeypatch.setattr(ntkgap.arch, "BLOCK_DIAGONAL_MAX", 0)
+    # 0: position-major (the default); 1 << 18: block-diagonal GEMMs; 1: per-position einsum
+    monkeypatch.setattr(ntkgap.arch, "BLOCK_DIAGONAL_MAX", block_diagonal_max)
     arch = parse_arch(spec)
     init_fn, fast, _ = arch.stax(width)
     _, slow, _ = arch.stax(width, fast=False)  # lax.conv_general_dilated_local
     key = jax.random.PRNGKey(np.random.default_rng().integers(2**31))
-    _, params = init_fn(key, (-1, arch.leaves, 1))
-    x = jax.random.normal(jax.random.fold_in(key, 1), (13, arch.leaves, 1))
+    _, params = init_fn(key, (-1, arch.leaves, channels))
+    x = jax.random.normal(jax.random.fold_in(key, 1), (13, arch.leaves, channels))
     np.testing.assert_allclose(fast(params, x), slow(params, x), rtol=1e-12, atol=1e-12)
 
 
