@@ -62,9 +62,10 @@ def fmt(v):
     return f"{v:.3g}" if abs(v) < 1e4 else f"{v:.3e}"
 
 
-claims, budget_lines = [], []
+claims, budget_lines, names = [], [], []
 for path in CONFIGS:
     cfg = runner.load_config(path)
+    names.append(cfg["name"])
     for c in claims_mod.parse_claims(cfg, path):
         claims.append(claims_mod.evaluate(c, cfg["name"]))
     for b in budgets(stored_config(cfg)):
@@ -198,8 +199,7 @@ lines += [
     *budget_lines,
 ]
 edge_lines, two_rate = [], 0
-for path in CONFIGS:
-    name = runner.load_config(path)["name"]
+for name in names:
     for r in claims_mod.lr_edges(name):
         if len(r["grid"]) == 2:  # every choice is an end
             two_rate += r["choices"]

@@ -568,14 +568,8 @@ def lr_edges(experiment: str) -> list[dict]:
         grid = cell.get("lr")
         if isinstance(grid, list) and len(grid) > 1 and res.get("lr_chosen") is not None:
             count("net_search", cell["arch"], grid, res["lr_chosen"])
-    grids: dict = {}
-    for cell, _ in runner.results(experiment, "net"):
-        if cell.get("lr") is not None:
-            grids.setdefault((cell.get("target"), cell.get("arch"), cell["n"]), set()).add(
-                cell["lr"]
-            )
-    for (target, arch, n), choice in lr_choices(experiment).items():
-        grid = grids.get((target, arch, n), ())
+    for (_, arch, _), choice in lr_choices(experiment).items():
+        grid = [float(r) for r in choice["median_best_val_mse"]]  # empty for a single rate
         if len(grid) > 1:
             count("net", arch, grid, choice["lr"])
     return list(rows.values())
