@@ -11,7 +11,7 @@ of the run alone, up to the order of sums over its rows, so each is stored
 under its own one-seed ``net`` cell, as a separate run would be.
 
 The search itself is a generator of steps (``steps``) that computes
-nothing: ``run`` drives it in one process, and the runner's Dask executor
+nothing: ``drive`` runs it in one process, and the runner's Dask executor
 drives many at once in the coordinating process, each step's batches
 submitted to the cluster as futures. Both store the same cells.
 
@@ -34,14 +34,6 @@ from ntkgap import scaling, search
 
 # keys of a search cell that are not keys of its evaluation cells
 SEARCH_KEYS = ("method", "eps", "seeds", "n_min", "n_max", "resolution", "sweep_n")
-
-
-class Store:
-    """Where evaluation cells live: ``load(cell) -> result | None`` and
-    ``save(cell, result)`` (the runner binds them to an experiment)."""
-
-    def __init__(self, load, save):
-        self.load, self.save = load, save
 
 
 def evaluation_cell(cell: dict, n: int, seed: int, lr=None) -> dict:
@@ -168,7 +160,7 @@ def steps(cell: dict, load):
         load: ``load(evaluation cell) -> stored result or None``.
 
     Returns:
-        a generator; its return value is as ``run`` describes.
+        a generator; its return value is as ``drive`` describes.
     """
     lr = None
     sweep = None
@@ -232,7 +224,11 @@ def drive(gen, save, run_cells) -> dict:
             different n train as one program).
 
     Returns:
-        the search's result, as ``run`` describes it.
+        dict with ``per_seed`` (each seed's bracket, n* and censoring),
+        ``median`` (n* of the median seed with its order-statistic CI, from
+        ``scaling.median_censored``), ``evaluations`` (every (seed, n, error,
+        overlap)), ``trainings``, ``overlap_max``, and ``lr_chosen`` and
+        ``lr_sweep`` for networks.
     """
     try:
         batches = next(gen)
@@ -246,22 +242,3 @@ def drive(gen, save, run_cells) -> dict:
             batches = gen.send(results)
     except StopIteration as stop:
         return stop.value
-
-
-def run(cell: dict, store: Store, run_cells) -> dict:
-    """Run (or resume) the search of an ``ntk_search``/``net_search`` cell
-    in this process (``steps`` driven by ``drive``).
-
-    Args:
-        cell: the search cell, as ``steps`` takes it.
-        store: where evaluation cells are loaded from and saved to.
-        run_cells: as ``drive``.
-
-    Returns:
-        dict with ``per_seed`` (each seed's bracket, n* and censoring),
-        ``median`` (n* of the median seed with its order-statistic CI, from
-        ``scaling.median_censored``), ``evaluations`` (every (seed, n, error,
-        overlap)), ``trainings``, ``overlap_max``, and ``lr_chosen`` and
-        ``lr_sweep`` for networks.
-    """
-    return drive(steps(cell, store.load), store.save, run_cells)
