@@ -42,10 +42,10 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
-from ntkgap import runner  # noqa: E402
 from ntkgap._infra import config  # noqa: E402
-from ntkgap.arch import parse_arch  # noqa: E402
-from ntkgap.sample_complexity import evaluation_cell  # noqa: E402
+from ntkgap.nets.arch import parse_arch  # noqa: E402
+from ntkgap.runs import runner  # noqa: E402
+from ntkgap.runs.sample_complexity import evaluation_cell  # noqa: E402
 from ntkgap.targets import parse_target  # noqa: E402
 
 

@@ -6,7 +6,7 @@ batched-matmul peak, both measured by XLA in one run. Not a test.
 FLOPs per training step come from XLA's cost analysis of one compiled step
 (forward, backward and the Adam update, vmapped over the seeds, on a
 minibatch): ``jax.jit(...).lower(...).compile().cost_analysis()``. The
-training time is the marginal time of :func:`ntkgap.training.train` between
+training time is the marginal time of :func:`ntkgap.nets.training.train` between
 two step counts (same cell otherwise), each timed after a first call that
 compiled its program (training keeps compiled programs), so data generation
 and the final test evaluation cancel out and compilation is not timed.
@@ -95,7 +95,7 @@ def step_flops(spec, width, target, lr=3e-3):
     from jax import numpy as jnp
 
     from ntkgap._infra.compat import jax
-    from ntkgap.arch import parse_arch
+    from ntkgap.nets.arch import parse_arch
     from ntkgap.targets import parse_target
 
     arch, dom = parse_arch(spec), parse_target(target).domain
@@ -121,8 +121,8 @@ def step_flops(spec, width, target, lr=3e-3):
 
 def train_seconds(spec, width, target, steps, chunk):
     """Wall time of one ``training.train`` call of the cell at ``steps``."""
-    from ntkgap import training
-    from ntkgap.arch import parse_arch
+    from ntkgap.nets import training
+    from ntkgap.nets.arch import parse_arch
     from ntkgap.targets import parse_target
 
     cfg = training.TrainConfig(steps=steps, lr=3e-3, eval_every=chunk, batch=BATCH, patience=0)
@@ -163,7 +163,7 @@ def cell_gemms(spec, width, target, seeds=SEEDS):
     per layer with the seeds x positions as batch and K = arity x channels,
     the layout of the position-major path without its split into arity
     products)."""
-    from ntkgap.arch import parse_arch
+    from ntkgap.nets.arch import parse_arch
     from ntkgap.targets import parse_target
 
     arch, dom = parse_arch(spec), parse_target(target).domain
@@ -239,7 +239,7 @@ def gemm_rate(shapes, loops=50, repeats=5, threads=1):
 
 def _with_block_diagonal(value, fn, *args):
     """``fn(*args)`` with ``arch.BLOCK_DIAGONAL_MAX`` set to ``value``."""
-    from ntkgap import arch as arch_module
+    from ntkgap.nets import arch as arch_module
 
     old = arch_module.BLOCK_DIAGONAL_MAX
     arch_module.BLOCK_DIAGONAL_MAX = value
@@ -259,7 +259,7 @@ def measure(quick=False, before=True):
     # other processes only slow a measurement down: each ceiling is the best
     # of a measurement before and one after the trainings it is compared with
     from ntkgap._infra import cores
-    from ntkgap.training import GROUP_SIZE
+    from ntkgap.nets.training import GROUP_SIZE
 
     # training runs the seeds as vmapped groups of GROUP_SIZE, several groups
     # at once in threads: the GEMM ceiling is measured the same way

@@ -24,12 +24,20 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 import ntkgap._infra.compat  # noqa: E402,F401
-from ntkgap import eigen, eigenlearning, kernels, krr, theory, training, walsh  # noqa: E402
 from ntkgap._infra import cores  # noqa: E402
 from ntkgap._infra.compat import nt  # noqa: E402
-from ntkgap.arch import parse_arch  # noqa: E402
-from ntkgap.domains import Hypercube  # noqa: E402
+from ntkgap.kernels import (
+    eigen,  # noqa: E402
+    eigenlearning,
+    krr,
+    theory,
+)
+from ntkgap.kernels import gram as kernels
+from ntkgap.nets import training
+from ntkgap.nets.arch import parse_arch  # noqa: E402
+from ntkgap.spectral import walsh
 from ntkgap.targets import parse_target  # noqa: E402
+from ntkgap.targets.domains import Hypercube  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import flops_bench  # noqa: E402
@@ -346,9 +354,9 @@ for name, ours, peer, peer_name, agree, unit, ratio in flops_bench.rows(quick=QU
 ti, _ = timed(lambda: subprocess.run([sys.executable, "-c", "import ntkgap"], check=True), 3)
 row("import ntkgap (target 2 s)", ti, None, "-", True)
 ti, _ = timed(
-    lambda: subprocess.run([sys.executable, "-c", "import ntkgap.kernels"], check=True), 3
+    lambda: subprocess.run([sys.executable, "-c", "import ntkgap.kernels.gram"], check=True), 3
 )
-row("import ntkgap.kernels (JAX + neural-tangents, no TensorFlow)", ti, None, "-", True)
+row("import ntkgap.kernels.gram (JAX + neural-tangents, no TensorFlow)", ti, None, "-", True)
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 if all(

@@ -24,7 +24,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from ntkgap import search  # noqa: E402
+from ntkgap.runs import search  # noqa: E402
 
 FACTOR = 1.25
 
@@ -89,9 +89,9 @@ def synthetic(n_min=8, n_max=65_536, eps=0.1, curves=400, seed=0):
 
 
 def real(n_min=16, n_max=1024, eps=0.05, seeds=(0, 1, 2, 3)):
-    from ntkgap import training  # imports jax through ntkgap._infra.compat (x64 first)
     from ntkgap._infra.compat import jax
-    from ntkgap.arch import parse_arch
+    from ntkgap.nets import training  # imports jax through ntkgap._infra.compat (x64 first)
+    from ntkgap.nets.arch import parse_arch
     from ntkgap.targets import parse_target
 
     arch, tgt = parse_arch("fc:depth=1"), parse_target("parity:d=10,k=2")

@@ -12,10 +12,10 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from ntkgap import kernels  # noqa: E402
 from ntkgap._infra.compat import jax  # noqa: E402
-from ntkgap.arch import parse_arch  # noqa: E402
-from ntkgap.domains import Hypercube  # noqa: E402
+from ntkgap.kernels import gram as kernels  # noqa: E402
+from ntkgap.nets.arch import parse_arch  # noqa: E402
+from ntkgap.targets.domains import Hypercube  # noqa: E402
 
 arch = parse_arch("tree:arity=2,L=3")
 out = {"jax": jax.__version__}

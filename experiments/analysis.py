@@ -1,5 +1,5 @@
 """What the figure scripts read: stored results grouped by target and arch,
-through the same collectors the claims use (``ntkgap.claims``); spec keys
+through the same collectors the claims use (``ntkgap.verdicts.claims``); spec keys
 come from the one spec parser. Never computes cells."""
 
 from __future__ import annotations
@@ -10,7 +10,8 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from ntkgap import claims, runner, scaling
+from ntkgap.runs import runner, scaling
+from ntkgap.verdicts import claims
 
 EPS = 0.1
 

@@ -9,17 +9,12 @@ the runner's bookkeeping start without paying ~1 s for JAX. A later
 prepares it; see ``ntkgap._infra.ntshim``).
 
 The functions below are the curated Python API: thin wrappers over the
-library modules (``ntkgap.targets``, ``ntkgap.arch``, ``ntkgap.spectra``,
-``ntkgap.kernels``, ``ntkgap.eigen``, ``ntkgap.eigenlearning``,
-``ntkgap.training``, ``ntkgap.comparison``), each importing its module when
+library modules (``ntkgap.targets``, ``ntkgap.nets.arch``, ``ntkgap.targets.spectra``,
+``ntkgap.kernels.gram``, ``ntkgap.kernels.eigen``, ``ntkgap.kernels.eigenlearning``,
+``ntkgap.nets.training``, ``ntkgap.verdicts.comparison``), each importing its module when
 called. Targets, architectures and domains may be given as spec strings or
 as the objects :func:`target`, :func:`arch` and :func:`domain` return.
 """
-
-import functools as _functools
-import importlib as _importlib
-import sys as _sys
-import types as _types
 
 from ntkgap._infra import ntshim as _ntshim
 from ntkgap.errors import SpecError, UsageError  # noqa: F401
@@ -27,52 +22,6 @@ from ntkgap.errors import SpecError, UsageError  # noqa: F401
 __version__ = "0.1.0"
 
 _ntshim.install_hook()
-
-
-class _Api:
-    """An API function whose name is also a library module's
-    (``ntkgap.arch``, ``ntkgap.sample_complexity``): calling it runs the
-    function; any other attribute (read, set or deleted, as ``from ntkgap
-    import sample_complexity`` or a test's monkeypatch does) is the
-    module's, which is imported only then, so ``import ntkgap`` stays cheap."""
-
-    def __init__(self, fn, module: str):
-        object.__setattr__(self, "_module", module)
-        _functools.update_wrapper(self, fn, updated=())  # no module import here
-
-    def __call__(self, *args, **kwargs):
-        return self.__wrapped__(*args, **kwargs)
-
-    @property
-    def __dict__(self):  # what vars() and monkeypatch read: the module's namespace
-        return vars(_importlib.import_module(self._module))
-
-    def __getattr__(self, name):
-        if name == "_module":
-            raise AttributeError(name)
-        return getattr(_importlib.import_module(self._module), name)
-
-    def __setattr__(self, name, value):
-        if name.startswith("__"):
-            object.__setattr__(self, name, value)
-        else:
-            setattr(_importlib.import_module(self._module), name, value)
-
-    def __delattr__(self, name):
-        delattr(_importlib.import_module(self._module), name)
-
-    def __repr__(self):
-        return f"<ntkgap API function {self.__name__} (and module {self._module})>"
-
-
-class _Package(_types.ModuleType):
-    """The package: importing a submodule named like an API function keeps
-    the function (the import machinery would set the module in its place)."""
-
-    def __setattr__(self, name, value):
-        if isinstance(self.__dict__.get(name), _Api) and isinstance(value, _types.ModuleType):
-            return
-        super().__setattr__(name, value)
 
 
 __all__ = [
@@ -122,7 +71,7 @@ def arch(spec):
     """
     if not isinstance(spec, str):
         return spec
-    from ntkgap.arch import parse_arch
+    from ntkgap.nets.arch import parse_arch
 
     return parse_arch(spec)
 
@@ -139,7 +88,7 @@ def domain(spec):
     """
     if not isinstance(spec, str):
         return spec
-    from ntkgap.domains import parse_domain
+    from ntkgap.targets.domains import parse_domain
 
     return parse_domain(spec)
 
@@ -161,7 +110,7 @@ def spectrum(tgt, *, kmax=None) -> dict:
         O'Donnell, "Analysis of Boolean Functions" (2014), ch. 1 (the Walsh
         expansion and its degree profile).
     """
-    from ntkgap import spectra
+    from ntkgap.targets import spectra
 
     return spectra.report(target(tgt), kmax=kmax)
 
@@ -185,7 +134,7 @@ def gram(arch_spec, dom, points=None, points2=None, *, kind: str = "ntk"):
         Lee et al., "Wide neural networks of any depth evolve as linear
         models under gradient descent" (NeurIPS 2019).
     """
-    from ntkgap import kernels
+    from ntkgap.kernels import gram as kernels
 
     a, d = arch(arch_spec), domain(dom)
     if points is None:
@@ -213,7 +162,7 @@ def eigensystem(arch_spec, dom, kmax: int = 16):
         networks" (arXiv 1907.10599) for dot-product kernels on the
         hypercube.
     """
-    from ntkgap import eigen
+    from ntkgap.kernels import eigen
 
     a, d = arch(arch_spec), domain(dom)
     a.check_domain(d)
@@ -249,7 +198,7 @@ def learning_curve(
     """
     import numpy as np
 
-    from ntkgap import eigenlearning, theory
+    from ntkgap.kernels import eigenlearning, theory
 
     a, t = arch(arch_spec), target(tgt)
     a.check_domain(t.domain)
@@ -264,7 +213,7 @@ def learning_curve(
         "theory_valid": [eigenlearning.theory_valid(x, a, t.domain) for x in ns],
     }
     if seeds:
-        from ntkgap import ntk_predictor
+        from ntkgap.kernels import ntk_predictor
 
         vals = [
             [
@@ -303,7 +252,7 @@ def sample_complexity(
         Simon, Dickens, Karkada & DeWeese, "The eigenlearning framework"
         (arXiv 2110.03922).
     """
-    from ntkgap import eigenlearning, theory
+    from ntkgap.kernels import eigenlearning, theory
 
     a, t = arch(arch_spec), target(tgt)
     a.check_domain(t.domain)
@@ -325,14 +274,14 @@ def train(arch_spec, tgt, n: int, *, width: int, seeds=(0,), n_test: int = 2000,
         width: the hidden width.
         seeds: the seeds (each draws its data, initialisation and batches).
         n_test: test points.
-        **options: training hyperparameters of ``ntkgap.train_config``
+        **options: training hyperparameters of ``ntkgap.nets.train_config``
             (``steps``, ``lr``, ``optimizer``, ``batch``, ...).
 
     Returns:
         A dict with ``test_mse`` (relative, mean over seeds), its per-seed
         values, ``train_mse``, ``steps``, ``diverged`` and the loss curve.
     """
-    from ntkgap import train_config, training
+    from ntkgap.nets import train_config, training
 
     a, t = arch(arch_spec), target(tgt)
     a.check_domain(t.domain)
@@ -357,7 +306,7 @@ def compare(family, depths, out: str, *, profile: str = "quick", jobs: int = 1) 
         ``{"out", "files", "run", "claims", ...}`` with the claims Q1/Q2 in
         the summary.json claim format.
     """
-    from ntkgap import comparison
+    from ntkgap.verdicts import comparison
 
     return comparison.compare(family, depths, out, profile=profile, jobs=jobs)
 
@@ -370,6 +319,3 @@ API = {
         "sample_complexity", "train", "compare",
     )
 }  # fmt: skip
-for _name in ("arch", "sample_complexity"):
-    API[_name] = globals()[_name] = _Api(API[_name], f"ntkgap.{_name}")
-_sys.modules[__name__].__class__ = _Package

@@ -94,12 +94,12 @@ def _spectrum_args(p):
 
 @verb("spectrum", "exact Fourier/Walsh spectrum and complexity of a target", _spectrum_args)
 def _spectrum(args):
-    from ntkgap import spectra
     from ntkgap._infra import memory
-    from ntkgap.targets import parse_target
+    from ntkgap.targets import parse_target, spectra
 
     target = parse_target(args.target)
-    memory.check_sizes(memory.spectrum_estimates(target, args.kmax))
+    kmax = spectra.default_kmax(target) if args.kmax is None else args.kmax
+    memory.check_sizes(memory.spectrum_estimates(target, kmax))
     if args.plot:
         _check_out(args.plot, (".png", ".pdf", ".svg"))
     rep = spectra.report(target, kmax=args.kmax)
@@ -118,7 +118,7 @@ def _check_out(path, suffixes):
 
 # ------------------------------------------------------------- kernel side
 def _arch_target_args(p, target=True):
-    from ntkgap.arch import help_text as arch_help
+    from ntkgap.nets.arch import help_text as arch_help
     from ntkgap.targets import help_text as target_help
 
     p.add_argument("--arch", required=True, help="architecture spec, e.g. fc:depth=2,act=relu")
@@ -143,10 +143,10 @@ def _eigenvalues_args(p):
 def _eigenvalues(args):
     import numpy as np
 
-    from ntkgap import eigen
     from ntkgap._infra import memory
-    from ntkgap.arch import parse_arch
-    from ntkgap.domains import Hypercube, parse_domain
+    from ntkgap.kernels import eigen
+    from ntkgap.nets.arch import parse_arch
+    from ntkgap.targets.domains import Hypercube, parse_domain
 
     arch, dom = parse_arch(args.arch), parse_domain(args.domain)
     arch.check_domain(dom)
@@ -220,7 +220,7 @@ def _kernel_args(p):
         "--all-points",
         action="store_true",
         help="accepted for clarity; the Gram is always over all 2^D points, "
-        "in the index order of ntkgap.walsh",
+        "in the index order of ntkgap.spectral.walsh",
     )
     p.add_argument("--kind", default="ntk", choices=("ntk", "nngp"), help="kernel [ntk]")
     p.add_argument("--out", required=True, metavar="FILE.npy", help="where the Gram is saved")
@@ -229,14 +229,14 @@ def _kernel_args(p):
 @verb("kernel", "the full NTK/NNGP Gram over all hypercube points, saved as .npy", _kernel_args)
 def _kernel(args):
     from ntkgap._infra.files import atomic_save_npy
-    from ntkgap.arch import parse_arch
-    from ntkgap.domains import Hypercube, parse_domain
+    from ntkgap.nets.arch import parse_arch
+    from ntkgap.targets.domains import Hypercube, parse_domain
 
     arch, dom = parse_arch(args.arch), parse_domain(args.domain)
     if not isinstance(dom, Hypercube) or dom.d > 14:
         raise UsageError(f"--domain {args.domain}: the kernel verb needs hypercube:d=D, D <= 14")
     _check_out(args.out, (".npy",))
-    from ntkgap import kernels  # JAX: after the checks
+    from ntkgap.kernels import gram as kernels  # JAX: after the checks
 
     K = kernels.gram(arch, arch.inputs(dom, dom.enumerate()), kind=args.kind)
     atomic_save_npy(args.out, K)
@@ -279,7 +279,7 @@ def _learning_curve(args):
     import numpy as np
 
     from ntkgap._infra import memory, progress
-    from ntkgap.arch import parse_arch
+    from ntkgap.nets.arch import parse_arch
     from ntkgap.specs import parse_int_list
     from ntkgap.targets import parse_target
 
@@ -289,7 +289,11 @@ def _learning_curve(args):
     memory.check_sizes(
         memory.theory_estimates(arch, target) + memory.regression_estimates(target, ns, args.n_test)
     )
-    from ntkgap import eigenlearning, ntk_predictor, theory  # JAX: after the checks
+    from ntkgap.kernels import (
+        eigenlearning,  # JAX: after the checks
+        ntk_predictor,
+        theory,
+    )
 
     sp, _ = theory.spectrum(arch, target)
     th = eigenlearning.relative_test_mse(ns, sp, ridge=args.ridge, noise=args.noise)
@@ -352,7 +356,7 @@ def _learning_curve(args):
 
 
 def _invalid_note():
-    from ntkgap.eigenlearning import VALID_FRACTION
+    from ntkgap.kernels.eigenlearning import VALID_FRACTION
 
     return (
         f"theory not valid: n exceeds {VALID_FRACTION:.0%} of the distinct inputs the "
@@ -370,9 +374,9 @@ def _sc_args(p):
 
 @verb("sample-complexity", "n*(eps) of NTK regression from eigenlearning theory", _sc_args)
 def _sample_complexity(args):
-    from ntkgap import eigenlearning, theory
     from ntkgap._infra import memory
-    from ntkgap.arch import parse_arch
+    from ntkgap.kernels import eigenlearning, theory
+    from ntkgap.nets.arch import parse_arch
     from ntkgap.targets import parse_target
 
     if not 0 < args.eps < 1:
@@ -416,7 +420,7 @@ def _train_args(p):
     p.add_argument("--n", type=_int_at_least(2), required=True, help="samples (train + validation)")
     p.add_argument("--seeds", type=_int_at_least(1), default=1, help="seeds, trained vmapped [1]")
     p.add_argument("--seed", type=_int_at_least(0), default=0, help="first seed [0]")
-    from ntkgap import train_config
+    from ntkgap.nets import train_config
 
     train_config.add_options(p)
     p.add_argument("--n-test", type=_int_at_least(10), default=2000, help="test points [2000]")
@@ -433,9 +437,9 @@ def _train_args(p):
     "train", "train finite-width networks (vmapped seeds) and report relative test MSE", _train_args
 )
 def _train(args):
-    from ntkgap import train_config
     from ntkgap._infra import memory
-    from ntkgap.arch import parse_arch
+    from ntkgap.nets import train_config
+    from ntkgap.nets.arch import parse_arch
     from ntkgap.targets import parse_target
 
     cfg = train_config.from_args(args)
@@ -448,7 +452,7 @@ def _train(args):
             batch=cfg.batch, steps=cfg.steps, eval_every=cfg.eval_every, optimizer=cfg.optimizer,
         )
     )  # fmt: skip
-    from ntkgap import training
+    from ntkgap.nets import training
 
     r = training.train(
         arch,
@@ -502,8 +506,8 @@ def _results_arg(p):
 
 @verb("run", "run an experiment's cells that are not stored yet (resumable)", _run_args)
 def _run(args):
-    from ntkgap import runner
     from ntkgap._infra import config
+    from ntkgap.runs import runner
 
     if args.results is not None:
         config.set_results_dir(args.results)
@@ -546,7 +550,7 @@ def _show_rows(folder, cells=None):
     cells (None when not stored yet), else every stored cell."""
     import os
 
-    from ntkgap import runner
+    from ntkgap.runs import runner
 
     if cells is not None:
         return [
@@ -603,8 +607,8 @@ def _fmt_value(v):
 def _show(args):
     import os
 
-    from ntkgap import runner
     from ntkgap._infra import config
+    from ntkgap.runs import runner
 
     if args.results is not None:
         config.set_results_dir(args.results)
@@ -746,7 +750,7 @@ def _compare_args(p):
     _compare_args,
 )
 def _compare(args):
-    from ntkgap import comparison
+    from ntkgap.verdicts import comparison
 
     fam = args.family[0] if len(args.family) == 1 else args.family
     r = comparison.compare(

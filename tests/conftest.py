@@ -16,7 +16,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # Every shared tolerance lives here.
 # dtype-keyed tolerances for comparisons against independent references
 RTOL = {np.float64: 1e-8, np.float32: 1e-4}
-# relative agreement of neural-tangents' kernel_fn with ntkgap.dual, by
+# relative agreement of neural-tangents' kernel_fn with ntkgap.kernels.dual, by
 # activation: closed forms to rounding (ReLU-like duals: nt's arccos safety
 # margin costs ~1e-8 near correlation 1); stax.ElementwiseNumerical (tanh,
 # silu, softplus) to its Gauss-Hermite error at arch.QUAD_DEG points

@@ -1,5 +1,5 @@
 """Every activation and fc modification against independent references:
-neural-tangents' kernel_fn against the dual kernels of ntkgap.dual (closed
+neural-tangents' kernel_fn against the dual kernels of ntkgap.kernels.dual (closed
 forms, or the Hermite-series quadrature with its error bound), the
 quadrature dual against closed forms, exact eigenvalues against eigh of
 full Grams (hypercube: all 2^d points; circle: an equispaced grid), and
@@ -11,10 +11,11 @@ import numpy as np
 import pytest
 from conftest import NT_KERNEL_RTOL
 
-from ntkgap import dual, eigen, kernels
 from ntkgap._infra.compat import nt
-from ntkgap.arch import ACTS, parse_arch
-from ntkgap.domains import Circle, Hypercube
+from ntkgap.kernels import dual, eigen
+from ntkgap.kernels import gram as kernels
+from ntkgap.nets.arch import ACTS, parse_arch
+from ntkgap.targets.domains import Circle, Hypercube
 
 MODS = [
     "fc:depth=2,act=leaky_relu,slope=0.3,b_std=0.0",

@@ -13,7 +13,8 @@ import os
 import numpy as np
 import pytest
 
-from ntkgap import claims, runner
+from ntkgap.runs import runner
+from ntkgap.verdicts import claims
 
 EXP = "planted"
 T = "parity:d=20,k=2"

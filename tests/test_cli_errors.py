@@ -6,10 +6,10 @@ import os
 
 import pytest
 
-from ntkgap.arch import parse_arch
-from ntkgap.domains import parse_domain
 from ntkgap.errors import SpecError
+from ntkgap.nets.arch import parse_arch
 from ntkgap.targets import parse_target
+from ntkgap.targets.domains import parse_domain
 
 BAD_TARGETS = [
     ("parity:d=20,k=30", "k=30 exceeds d=20"),

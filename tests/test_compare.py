@@ -52,7 +52,7 @@ def test_compare_config_is_the_e4_design_on_the_family(compared):
 
 
 def test_compare_claims_use_the_summary_format(compared):
-    from ntkgap import claims
+    from ntkgap.verdicts import claims
 
     out, _, res = compared
     assert [c["id"] for c in res["claims"]] == ["Q1-tree", "Q1-fc", "Q2-kernel", "Q2-net"]
@@ -88,7 +88,7 @@ def test_compare_rerun_reuses_every_cell(compared):
 
 
 def test_compare_plan_reads_a_tree_dag_file():
-    from ntkgap import comparison
+    from ntkgap.verdicts import comparison
 
     dag = os.path.join(ROOT, "tests", "data", "dags", "tree.toml")
     cfg = comparison.plan([dag], "2", "tiny")

@@ -15,8 +15,9 @@ import numpy as np
 import pytest
 from conftest import ROOT
 
-from ntkgap import runner, theory
-from ntkgap.arch import parse_arch
+from ntkgap.kernels import theory
+from ntkgap.nets.arch import parse_arch
+from ntkgap.runs import runner
 from ntkgap.targets import parse_target
 
 E4 = os.path.join(ROOT, "experiments", "e4_trees.toml")

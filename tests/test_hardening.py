@@ -105,8 +105,8 @@ def test_circle_estimates_cover_the_fft_sizes(kmax):
 
 
 def test_hypercube_eigen_estimate_bounds_a_measured_run():
-    from ntkgap import eigen
-    from ntkgap.arch import parse_arch
+    from ntkgap.kernels import eigen
+    from ntkgap.nets.arch import parse_arch
 
     start = time.perf_counter()
     eigen.hypercube_fc(parse_arch("fc:depth=2"), 300, 8)
@@ -119,7 +119,7 @@ def test_hypercube_eigen_estimate_bounds_a_measured_run():
 
 
 def test_train_estimate_counts_parameters_and_activations():
-    from ntkgap.arch import parse_arch
+    from ntkgap.nets.arch import parse_arch
 
     arch = parse_arch("fc:depth=2")
     target = _target("parity:d=20,k=3")
@@ -256,9 +256,9 @@ def test_unreachable_scheduler_one_line_within_seconds_nothing_written(tmp_path)
 
 # ----------------------------------------------------------------- theory
 def test_theory_valid_rule():
-    from ntkgap import eigenlearning
-    from ntkgap.arch import parse_arch
-    from ntkgap.domains import Circle, Hypercube
+    from ntkgap.kernels import eigenlearning
+    from ntkgap.nets.arch import parse_arch
+    from ntkgap.targets.domains import Circle, Hypercube
 
     fc, tree = parse_arch("fc:depth=2"), parse_arch("tree:arity=2,L=3")
     frac = eigenlearning.VALID_FRACTION
@@ -401,7 +401,7 @@ def test_exact_zero_mean_printed_as_zero():
 
 
 def test_train_estimate_steps_and_batch():
-    from ntkgap.arch import parse_arch
+    from ntkgap.nets.arch import parse_arch
 
     arch, target = parse_arch("fc:depth=2"), _target("parity:d=20,k=3")
 

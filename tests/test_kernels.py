@@ -9,11 +9,12 @@ import numpy as np
 import pytest
 from conftest import NT_KERNEL_RTOL
 
-from ntkgap import dual, eigen, eigenlearning, kernels, krr, ntk_predictor, theory
 from ntkgap._infra.compat import nt
-from ntkgap.arch import parse_arch
-from ntkgap.domains import Circle, Hypercube
+from ntkgap.kernels import dual, eigen, eigenlearning, krr, ntk_predictor, theory
+from ntkgap.kernels import gram as kernels
+from ntkgap.nets.arch import parse_arch
 from ntkgap.targets import parse_target
+from ntkgap.targets.domains import Circle, Hypercube
 
 TOL = NT_KERNEL_RTOL  # nt's kernel_fn against the closed forms, by activation
 FC = [
@@ -348,7 +349,7 @@ def test_eigenlearning_agrees_with_empirical_krr_on_the_hypercube(arch, target, 
 )
 def test_eigenlearning_agrees_with_empirical_krr_on_the_circle(arch, target, ridge):
     # With a ridge. Ridgeless on the circle the theory under-predicts empirical
-    # KRR 2-5x (measured; see ntkgap.eigenlearning): in one dimension the error
+    # KRR 2-5x (measured; see ntkgap.kernels.eigenlearning): in one dimension the error
     # is set by the gaps between random points, which the Gaussian-equivalence
     # assumption behind eigenlearning does not see.
     a, t = parse_arch(arch), parse_target(target)
@@ -375,7 +376,7 @@ def test_eigenlearning_agrees_with_empirical_krr_on_the_circle(arch, target, rid
 def test_tree_table_by_orbits_equals_every_pattern(spec):
     # the table evaluates one leaf pattern per orbit of child reorderings; the
     # reference evaluates kernel_fn on all 2^leaves patterns
-    from ntkgap import walsh
+    from ntkgap.spectral import walsh
 
     a = parse_arch(spec)
     s = a.leaves

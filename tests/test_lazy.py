@@ -6,11 +6,12 @@ training and test points: g <- g - (2 lr / n) K (g - y)."""
 
 import numpy as np
 
-from ntkgap import kernels, training
-from ntkgap.arch import parse_arch
-from ntkgap.split import split
+from ntkgap.kernels import gram as kernels
+from ntkgap.nets import training
+from ntkgap.nets.arch import parse_arch
+from ntkgap.nets.train_config import TrainConfig, validation_size
 from ntkgap.targets import parse_target
-from ntkgap.train_config import TrainConfig, validation_size
+from ntkgap.targets.split import split
 
 
 def test_lazy_network_test_error_within_20_percent_of_its_ntk_dynamics():

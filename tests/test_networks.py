@@ -10,10 +10,12 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from ntkgap import kernels, krr, ntk_predictor, sawtooth_net, training
-from ntkgap.arch import parse_arch
-from ntkgap.domains import Circle
+from ntkgap.kernels import gram as kernels
+from ntkgap.kernels import krr, ntk_predictor
+from ntkgap.nets import sawtooth_net, training
+from ntkgap.nets.arch import parse_arch
 from ntkgap.targets import parse_target
+from ntkgap.targets.domains import Circle
 
 
 @pytest.mark.parametrize("L", range(1, 11))
@@ -53,10 +55,10 @@ def test_exact_network_lives_in_the_depth_L_stax_architecture(L):
 def test_fast_tree_apply_equals_stax_conv_local(
     spec, width, channels, block_diagonal_max, monkeypatch
 ):
-    import ntkgap.arch
+    import ntkgap.nets.arch
 
     # 0: position-major (the default); 1 << 18: block-diagonal GEMMs; 1: per-position einsum
-    monkeypatch.setattr(ntkgap.arch, "BLOCK_DIAGONAL_MAX", block_diagonal_max)
+    monkeypatch.setattr(ntkgap.nets.arch, "BLOCK_DIAGONAL_MAX", block_diagonal_max)
     arch = parse_arch(spec)
     init_fn, fast, _ = arch.stax(width)
     _, slow, _ = arch.stax(width, fast=False)  # lax.conv_general_dilated_local

@@ -9,9 +9,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from ntkgap import train_config, training
-from ntkgap.arch import parse_arch
 from ntkgap.errors import UsageError
+from ntkgap.nets import train_config, training
+from ntkgap.nets.arch import parse_arch
 from ntkgap.targets import parse_target
 
 D, N_PTS = 5, 12

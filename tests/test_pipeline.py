@@ -17,7 +17,7 @@ import tomllib
 import pytest
 from conftest import ROOT
 
-from ntkgap import claims
+from ntkgap.verdicts import claims
 
 EXPERIMENTS = sorted(glob.glob(os.path.join(ROOT, "experiments", "*.toml")))
 FIGURES = sorted(glob.glob(os.path.join(ROOT, "experiments", "figures", "fig_*.py")))

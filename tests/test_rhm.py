@@ -7,8 +7,8 @@ import json
 import numpy as np
 import pytest
 
-from ntkgap import walsh
 from ntkgap.errors import SpecError, UsageError
+from ntkgap.spectral import walsh
 from ntkgap.targets import parse_target
 from ntkgap.targets.rhm import n_valid_formula
 
@@ -220,8 +220,8 @@ def _one_hot_by_hand(x, v):
 def test_rhm_gram_equals_kernel_fn_on_reshaped_one_hot(arch):
     import jax
 
-    from ntkgap import kernels
-    from ntkgap.arch import parse_arch
+    from ntkgap.kernels import gram as kernels
+    from ntkgap.nets.arch import parse_arch
 
     t = parse_target("rhm:v=4,n_c=2,m=2,s=2,L=3,seed=1")
     a = parse_arch(arch)
@@ -243,7 +243,7 @@ def test_shared_filters_do_not_change_the_infinite_width_kernel(kind):
     # that weight sharing adds: stax.Conv's kernel_fn = stax.ConvLocal's
     import jax
 
-    from ntkgap.arch import parse_arch
+    from ntkgap.nets.arch import parse_arch
 
     t = parse_target("rhm:v=3,n_c=2,m=3,s=2,L=2,seed=0")
     x = _one_hot_by_hand(t.domain.sample(6, seed=2), 3)
@@ -256,9 +256,9 @@ def test_shared_filters_do_not_change_the_infinite_width_kernel(kind):
 def test_rhm_cnn_ntk_matches_wide_networks_empirical_ntk():
     import jax
 
-    from ntkgap import kernels
     from ntkgap._infra.compat import nt
-    from ntkgap.arch import parse_arch
+    from ntkgap.kernels import gram as kernels
+    from ntkgap.nets.arch import parse_arch
 
     t = parse_target("rhm:v=3,n_c=2,m=2,s=2,L=2,seed=0")
     a = parse_arch("tree:arity=2,L=2,share=1")
@@ -283,7 +283,7 @@ def test_rhm_cnn_ntk_matches_wide_networks_empirical_ntk():
 def test_shared_fast_apply_equals_stax_conv():
     import jax
 
-    from ntkgap.arch import parse_arch
+    from ntkgap.nets.arch import parse_arch
 
     a = parse_arch("tree:arity=3,L=2,share=1,act=erf,W_std=1.3,b_std=0.2")
     init_fn, fast, _ = a.stax(4)
@@ -294,7 +294,7 @@ def test_shared_fast_apply_equals_stax_conv():
 
 
 def test_rhm_inputs_and_domain_checks():
-    from ntkgap.arch import parse_arch
+    from ntkgap.nets.arch import parse_arch
 
     t = parse_target("rhm:v=3,n_c=2,m=2,s=2,L=2,seed=0")
     x = t.domain.sample(6, seed=0)
@@ -307,7 +307,7 @@ def test_rhm_inputs_and_domain_checks():
 
 
 def test_rhm_split_is_distinct_disjoint_and_seeded():
-    from ntkgap.split import split
+    from ntkgap.targets.split import split
 
     t = parse_target("rhm:v=3,n_c=2,m=3,s=2,L=2,seed=0")  # 54 valid strings
     sp = split(t, 30, seed=5, n_val=6, n_test=100)
@@ -330,9 +330,9 @@ def test_rhm_split_is_distinct_disjoint_and_seeded():
 
 
 def test_fc_and_cnn_train_on_rhm_strings():
-    from ntkgap import training
-    from ntkgap.arch import parse_arch
-    from ntkgap.train_config import TrainConfig
+    from ntkgap.nets import training
+    from ntkgap.nets.arch import parse_arch
+    from ntkgap.nets.train_config import TrainConfig
 
     t = parse_target("rhm:v=3,n_c=2,m=2,s=2,L=3,seed=0")  # 256 strings
     cfg = TrainConfig(steps=200, lr=0.02, batch=0, eval_every=100)

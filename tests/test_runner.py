@@ -11,7 +11,7 @@ import time
 
 import pytest
 
-from ntkgap import runner
+from ntkgap.runs import runner
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from ntkgap import scaling
+from ntkgap.runs import scaling
 
 
 @pytest.mark.parametrize("a,b,c", [(3.0, 0.5, 0.0), (10.0, 1.2, 1e-3), (0.7, 2.0, 0.02)])

@@ -5,7 +5,9 @@ the report's budget text; a bad value reads the same in CLI and config."""
 import pytest
 from conftest import ROOT
 
-from ntkgap import cli, runner, train_config
+from ntkgap import cli
+from ntkgap.nets import train_config
+from ntkgap.runs import runner
 
 FIELDS = train_config.FIELDS
 

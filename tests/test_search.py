@@ -8,8 +8,8 @@ import math
 import numpy as np
 import pytest
 
-from ntkgap import search
 from ntkgap.errors import UsageError
+from ntkgap.runs import search
 
 
 def _power(n0, b):

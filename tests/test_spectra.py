@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 from scipy import integrate
 
-from ntkgap import complexity, spectra, walsh
-from ntkgap.domains import Circle, Hypercube
-from ntkgap.targets import parse_target
+from ntkgap.spectral import complexity, walsh
+from ntkgap.targets import parse_target, spectra
+from ntkgap.targets.domains import Circle, Hypercube
 
 
 @pytest.mark.parametrize("s", [1, 3, 6, 10])
@@ -122,7 +122,7 @@ def test_sawtooth_dominant_frequency_and_quadrature(L):
 
 
 def test_sawtooth_exact_series_matches_fft_with_reported_bound():
-    from ntkgap import fourier
+    from ntkgap.spectral import fourier
 
     t = parse_target("sawtooth:L=4")
     a_fft, b_fft, err = fourier.fft_series(t, 64)
@@ -133,7 +133,7 @@ def test_sawtooth_exact_series_matches_fft_with_reported_bound():
 
 @pytest.mark.parametrize("K,seed", [(1, 0), (5, 3), (17, 1)])
 def test_bandlimited_has_no_power_above_K(K, seed):
-    from ntkgap import fourier
+    from ntkgap.spectral import fourier
 
     t = parse_target(f"bandlimited:K={K},seed={seed}")
     a, b, _ = fourier.fft_series(t, 4 * K + 8)

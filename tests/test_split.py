@@ -7,10 +7,11 @@ import itertools
 
 import numpy as np
 
-from ntkgap import ntk_predictor, training
-from ntkgap.arch import parse_arch
-from ntkgap.split import split
+from ntkgap.kernels import ntk_predictor
+from ntkgap.nets import training
+from ntkgap.nets.arch import parse_arch
 from ntkgap.targets import parse_target
+from ntkgap.targets.split import split
 
 
 def _configs(x, support):

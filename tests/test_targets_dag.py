@@ -8,10 +8,10 @@ import os
 import numpy as np
 import pytest
 
-from ntkgap import walsh
-from ntkgap.domains import Hypercube
 from ntkgap.errors import SpecError
+from ntkgap.spectral import walsh
 from ntkgap.targets import parse_target, with_depth
+from ntkgap.targets.domains import Hypercube
 
 DATA = os.path.join(os.path.dirname(__file__), "data", "dags")
 HAND = os.path.join(DATA, "hand.toml")

@@ -6,11 +6,11 @@ import math
 import numpy as np
 import pytest
 
-from ntkgap import walsh
-from ntkgap.domains import Hypercube
 from ntkgap.errors import SpecError
+from ntkgap.spectral import walsh
 from ntkgap.targets import parse_target
 from ntkgap.targets.boolean import tanh_scales
+from ntkgap.targets.domains import Hypercube
 
 
 def _brute_moments(t):

@@ -9,8 +9,9 @@ import numpy as np
 from conftest import ROOT
 from test_networks import chunk_compilations
 
-from ntkgap import runner, training
-from ntkgap.arch import parse_arch
+from ntkgap.nets import training
+from ntkgap.nets.arch import parse_arch
+from ntkgap.runs import runner
 from ntkgap.targets import parse_target
 
 ARCH, TARGET = "fc:depth=1", "tree:d=12,L=2,arity=2,node=linear-plus"

@@ -1,5 +1,5 @@
 """Recursive tree-kernel eigenvalues and tree-target Walsh power
-(ntkgap.tree_eigen) against independent references: the FWHT of
+(ntkgap.kernels.tree_eigen) against independent references: the FWHT of
 neural-tangents' kernel row, numpy.linalg.eigh of the full Gram, the
 closed-form fc kernel (L = 1), and the FWHT of the target."""
 
@@ -8,10 +8,12 @@ import json
 import numpy as np
 import pytest
 
-from ntkgap import dual, eigen, eigenlearning, kernels, theory, tree_eigen, walsh
-from ntkgap.arch import parse_arch
-from ntkgap.domains import Hypercube
+from ntkgap.kernels import dual, eigen, eigenlearning, theory, tree_eigen
+from ntkgap.kernels import gram as kernels
+from ntkgap.nets.arch import parse_arch
+from ntkgap.spectral import walsh
 from ntkgap.targets import parse_target
+from ntkgap.targets.domains import Hypercube
 
 
 def _per_subset(ts, s):
@@ -59,7 +61,7 @@ def test_recursive_eigenvalues_equal_fwht_route(spec):
 @pytest.mark.parametrize("spec", ["tree:arity=4,L=1,W_std=1.3", "tree:arity=5,L=1,act=erf"])
 def test_one_level_tree_is_the_closed_form_fc_kernel(spec):
     # L = 1: one locally connected layer over all leaves = fc:depth=1, so
-    # mu_S = E_z[h(mean z) chi_S(z)] with h from ntkgap.dual; by symmetry
+    # mu_S = E_z[h(mean z) chi_S(z)] with h from ntkgap.kernels.dual; by symmetry
     # mu depends on |S| only: a Krawtchouk sum
     arch = parse_arch(spec)
     a, sp = arch.leaves, arch.spec

@@ -5,13 +5,14 @@ ridge, the selection and the refit done by hand on the same split."""
 import numpy as np
 import pytest
 
-from ntkgap import dual, ntk_predictor, runner
-from ntkgap.arch import parse_arch
 from ntkgap.errors import UsageError
-from ntkgap.split import split
+from ntkgap.kernels import dual, ntk_predictor
+from ntkgap.nets.arch import parse_arch
+from ntkgap.nets.train_config import validation_size
+from ntkgap.runs import runner
 from ntkgap.targets import parse_target
-from ntkgap.train_config import validation_size
-from ntkgap.variance import target_variance
+from ntkgap.targets.split import split
+from ntkgap.targets.variance import target_variance
 
 D, N, N_TEST, SEED = 8, 40, 60, 3
 

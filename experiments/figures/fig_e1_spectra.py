@@ -4,8 +4,8 @@ import numpy as np
 import style
 from style import plt
 
-from ntkgap import runner
-from ntkgap.arch import parse_arch
+from ntkgap.runs import runner
+from ntkgap.nets.arch import parse_arch
 
 fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8))
 rows = sorted(runner.results("e1_spectra", "eigen"), key=lambda cr: cr[0]["arch"])

@@ -7,7 +7,8 @@ import analysis
 import numpy as np
 from style import plt
 
-from ntkgap import claims, runner
+from ntkgap.verdicts import claims
+from ntkgap.runs import runner
 
 fig, (a1, a2) = plt.subplots(1, 2, figsize=(9.5, 3.6))
 th = analysis.theory("e3a_sawtooth")

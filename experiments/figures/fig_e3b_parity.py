@@ -7,8 +7,9 @@ import analysis
 import numpy as np
 from style import plt
 
-from ntkgap import claims, runner
-from ntkgap.arch import parse_arch
+from ntkgap.verdicts import claims
+from ntkgap.runs import runner
+from ntkgap.nets.arch import parse_arch
 
 EXP = "e3b_parity"
 eps = analysis.EPS

@@ -13,7 +13,8 @@ import analysis
 import numpy as np
 from style import plt
 
-from ntkgap import claims, runner
+from ntkgap.verdicts import claims
+from ntkgap.runs import runner
 from ntkgap.targets import parse_target
 
 EXP = "e4_trees"

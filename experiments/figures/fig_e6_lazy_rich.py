@@ -5,7 +5,7 @@ import analysis
 import numpy as np
 from style import plt
 
-from ntkgap import runner
+from ntkgap.runs import runner
 
 fig, ax = plt.subplots(figsize=(5, 3.5))
 rows = {}

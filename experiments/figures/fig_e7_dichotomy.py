@@ -8,8 +8,9 @@ import analysis
 from matplotlib.ticker import NullFormatter, ScalarFormatter
 from style import plt
 
-from ntkgap import runner, spectra
-from ntkgap.arch import parse_arch
+from ntkgap.runs import runner
+from ntkgap.targets import spectra
+from ntkgap.nets.arch import parse_arch
 from ntkgap.specs import label
 from ntkgap.targets import parse_target
 

@@ -11,8 +11,10 @@ import style  # noqa: I001  (first: puts experiments/ on sys.path)
 import numpy as np
 from style import plt
 
-from ntkgap import claims, runner, specs
-from ntkgap.arch import ACTS
+from ntkgap import specs
+from ntkgap.verdicts import claims
+from ntkgap.runs import runner
+from ntkgap.nets.arch import ACTS
 
 EXP = "e8_universality"
 CONFIG = os.path.join(style.ROOT, "experiments", f"{EXP}.toml")

@@ -11,7 +11,8 @@ import style  # noqa: I001  (first: puts experiments/ on sys.path)
 import numpy as np
 from style import plt
 
-from ntkgap import claims, runner
+from ntkgap.verdicts import claims
+from ntkgap.runs import runner
 from ntkgap.targets.rhm import n_valid_formula
 
 EXP = "e9_rhm"

@@ -4,7 +4,7 @@ import numpy as np
 import style
 from style import plt
 
-from ntkgap import runner
+from ntkgap.runs import runner
 from ntkgap.specs import label
 from ntkgap.targets import parse_spec
 

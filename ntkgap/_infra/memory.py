@@ -182,15 +182,13 @@ def _input_dim(target) -> int:
     return int(getattr(target.domain, "input_dim", 2))
 
 
-def spectrum_estimates(target, kmax=None) -> list:
+def spectrum_estimates(target, kmax) -> list:
     """``ntkgap spectrum``: the series to kmax on the circle (the hypercube's
-    Walsh transform refuses a support over its limit itself)."""
+    Walsh transform refuses a support over its limit itself). The caller
+    resolves a default kmax (``targets.spectra.default_kmax``): this module
+    imports no science."""
     if getattr(target.domain, "name", "") != "circle":
         return []
-    if kmax is None:
-        from ntkgap.spectra import default_kmax
-
-        kmax = default_kmax(target)
     return [("bytes", circle_power_bytes(kmax), f"the Fourier series to kmax={kmax}")]
 
 
@@ -227,7 +225,7 @@ def tree_eigen_bytes(leaves: int, d: int) -> float:
 
 
 def theory_estimates(arch, target) -> list:
-    """Eigenlearning's spectrum (the degrees ``ntkgap.theory`` asks for)."""
+    """Eigenlearning's spectrum (the degrees ``ntkgap.kernels.theory`` asks for)."""
     dom = target.domain
     if getattr(dom, "name", "") != "hypercube":
         return []

@@ -5,7 +5,7 @@ returns a target object. Every target has a ``domain``, is callable on that
 domain's points, and reports ``architecture()`` (its architectural
 complexity: constituents, fan-in, depth, support) and ``moments()`` (mean,
 variance, fourth moment, kurtosis, max |f|). Spectra live in
-:mod:`ntkgap.fourier` (circle) and :mod:`ntkgap.walsh` (hypercube).
+:mod:`ntkgap.spectral.fourier` (circle) and :mod:`ntkgap.spectral.walsh` (hypercube).
 
 ``file:PATH.toml`` reads a user-defined compositional DAG
 (:mod:`ntkgap.targets.dag`); ``rhm:...`` is the random hierarchy model

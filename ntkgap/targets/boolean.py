@@ -29,8 +29,8 @@ import math
 
 import numpy as np
 
-from ntkgap.domains import Hypercube
 from ntkgap.specs import Field, Schema
+from ntkgap.targets.domains import Hypercube
 
 MOMENT_EXACT_BITS = 24
 MOMENT_SEED = 12345
@@ -41,7 +41,7 @@ GATES = ("and", "or", "parity", "majority")
 
 
 def _bit_column(s, j):
-    from ntkgap.walsh import bit_column
+    from ntkgap.spectral.walsh import bit_column
 
     return bit_column(s, j)
 
@@ -288,7 +288,7 @@ class HypercubeTarget:
         """Moments of f(x), x uniform on the cube.
 
         Exact by enumeration of the support cube (``eval_columns`` on
-        :func:`ntkgap.walsh.bit_column`) when the support has at most
+        :func:`ntkgap.spectral.walsh.bit_column`) when the support has at most
         ``MOMENT_EXACT_BITS`` bits; otherwise a fixed-seed Monte Carlo
         estimate over 2^20 points (``exact`` says which).
 
@@ -298,7 +298,7 @@ class HypercubeTarget:
             Gaussian, 1 for a balanced +-1 function; None when the variance is
             0), ``max_abs`` (max |f|), ``points`` and ``exact``.
         """
-        from ntkgap.walsh import bit_column
+        from ntkgap.spectral.walsh import bit_column
 
         s = len(self.support)
         if s <= MOMENT_EXACT_BITS:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ntkgap.domains import Circle
 from ntkgap.specs import Field, Schema
+from ntkgap.targets.domains import Circle
 
 SCHEMAS = {
     "sawtooth": Schema(
@@ -84,7 +84,7 @@ class Sawtooth:
             "input": "angle u = theta/2pi",
             "exact_relu_params": 6 * L + 1,
             "exact_relu_params_formula": "6L+1 (L hidden layers of width 2: "
-            "4 + 6(L-1) + 3; see ntkgap.sawtooth_net)",
+            "4 + 6(L-1) + 3; see ntkgap.nets.sawtooth_net)",
         }
 
 

@@ -27,7 +27,7 @@ Conventions: +1 is "true". ``fn`` is one of
   ``linear-plus`` ((sum u + prod u) / sqrt(fan_in + 1)), all as in
   :mod:`ntkgap.targets.boolean`;
 * ``table`` with ``table = [t_0, ..., t_{2^k - 1}]`` for fan-in k, in the
-  index convention of :mod:`ntkgap.walsh`: entry i is the value at the
+  index convention of :mod:`ntkgap.spectral.walsh`: entry i is the value at the
   input where input j is -1 exactly when bit j of i is set (so ``t_0`` is
   the value at all inputs +1); entries are real numbers (+-1 for a Boolean
   node);
@@ -138,7 +138,7 @@ def load(path: str):
 
 
 def _domain(path, value):
-    from ntkgap.domains import Hypercube, parse_domain
+    from ntkgap.targets.domains import Hypercube, parse_domain
 
     if not isinstance(value, str):
         raise _err(path, f'domain must be a string such as "hypercube:d=8", got {value!r}')
@@ -362,7 +362,7 @@ class DagTarget(HypercubeTarget):
 
     @property
     def domain(self):
-        from ntkgap.domains import Hypercube
+        from ntkgap.targets.domains import Hypercube
 
         return Hypercube(self._d)
 

@@ -130,7 +130,7 @@ class RHMDomain:
 
     def draw_split(self, n: int, n_test: int, *, pool_seed: int, test_seed: int):
         """n distinct valid strings (the pool) and n_test test strings
-        outside the pool: the RHM's part of :func:`ntkgap.split.split`.
+        outside the pool: the RHM's part of :func:`ntkgap.targets.split.split`.
 
         Distinct strings are distinct indices in [0, n_valid) (the class,
         then the rule choices; :meth:`RHM._decode`). When at most n_test
@@ -325,7 +325,7 @@ class RHM:
         L layers with filters = strides = s over the one-hot tokens and
         weights shared across positions (``share=1``: the grammar's rules are
         the same at every position of a level). ``share=0`` (locally
-        connected) has the same infinite-width NTK (see ``ntkgap.arch``)."""
+        connected) has the same infinite-width NTK (see ``ntkgap.nets.arch``)."""
         return f"tree:arity={self.s},L={self.L},share=1"
 
     def moments(self) -> dict:
@@ -360,7 +360,7 @@ class RHM:
     def spectrum_report(self) -> dict:
         """The fields ``ntkgap spectrum`` reports for a hypercube target,
         with degrees counted in token positions."""
-        from ntkgap import complexity
+        from ntkgap.spectral import complexity
 
         es = self.efron_stein()
         power = np.asarray(es["weight"])

@@ -9,7 +9,7 @@ random hierarchy model's ``tree_arch()``, the latter a CNN; absent when the
 target has none) and the fc NTK and trained
 fc network (``fc:depth=2``). :func:`plan` builds the experiment config
 (the claims Q1/Q2 of E4, statistic ``nstar_ratio_growth``); :func:`compare`
-writes it to ``OUT/compare.toml``, runs it through :func:`ntkgap.runner.run`
+writes it to ``OUT/compare.toml``, runs it through :func:`ntkgap.runs.runner.run`
 with the results in ``OUT/results`` (resumable: a rerun reuses every stored
 cell) and writes ``OUT/report.md``, ``OUT/compare.png``, ``OUT/compare.pdf``
 and ``OUT/results.json``.
@@ -164,9 +164,10 @@ def plan(family, depths, budget: str = "quick") -> dict:
         The config as a dict (``name``, ``title``, ``claim``, ``quick`` or
         ``full``) plus ``_depths``: {target spec: L}.
     """
-    from ntkgap import claims, runner
-    from ntkgap.arch import parse_arch
+    from ntkgap.nets.arch import parse_arch
+    from ntkgap.runs import runner
     from ntkgap.targets import parse_target
+    from ntkgap.verdicts import claims
 
     if budget not in BUDGETS:
         raise UsageError(f"--profile {budget!r} is not allowed (allowed: quick, full)")
@@ -269,8 +270,8 @@ def to_toml(cfg: dict) -> str:
 def _depths(by_depth: dict, profile: str):
     """Claims and collectors read this comparison's cells, with their depths
     from ``by_depth`` and only the cells of the profile last run."""
-    from ntkgap import claims
     from ntkgap._infra import config
+    from ntkgap.verdicts import claims
 
     saved = claims.depth_of, claims.matches
     claims.depth_of = lambda target: by_depth.get(target)
@@ -284,7 +285,7 @@ def _depths(by_depth: dict, profile: str):
 
 def _series():
     """{label: {L: median record}} of the four predictors, and theory."""
-    from ntkgap import claims
+    from ntkgap.verdicts import claims
 
     out = {}
     for meth, arch, label, _c, _m in SERIES:
@@ -419,9 +420,10 @@ def compare(
         ``{"out", "files", "run", "claims"}``: the written paths, the
         runner's summary and the claims in the summary.json claim format.
     """
-    from ntkgap import claims, runner
     from ntkgap._infra import config
     from ntkgap._infra.files import atomic_write, dumps, ensure_folder
+    from ntkgap.runs import runner
+    from ntkgap.verdicts import claims
 
     cfg = plan(family, depths, profile)  # every check first: bad input writes nothing
     check_out(out)

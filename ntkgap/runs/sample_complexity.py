@@ -1,11 +1,11 @@
 """Empirical sample complexity n*(eps) of a predictor (NTK regression or a
-trained network) by the adaptive search of :mod:`ntkgap.search`, run
+trained network) by the adaptive search of :mod:`ntkgap.runs.search`, run
 through stored cells: every (seed, n) evaluation is an ordinary ``ntk`` or
 ``net`` cell of one seed, stored like any other, so a search killed in the
 middle loses no finished evaluation and a rerun continues where it stopped.
 
 All the trainings of a search step, seeds at different n included, run as
-one call (``ntkgap.training.train_runs``: one compiled program, each run's
+one call (``ntkgap.nets.training.train_runs``: one compiled program, each run's
 data padded to the step's largest n and masked). A run's numbers are those
 of the run alone, up to the order of sums over its rows, so each is stored
 under its own one-seed ``net`` cell, as a separate run would be.
@@ -21,7 +21,7 @@ are compared first, on the validation split, at ``sweep_n`` samples
 the rate with the lowest median validation error over seeds is used for the
 whole search (recorded as ``lr_chosen`` with the sweep's numbers). The
 rule (``choose_lr``) is also the one that picks among the rates of a
-fixed-n ``net`` grid (``ntkgap.claims.lr_choices``).
+fixed-n ``net`` grid (``ntkgap.verdicts.claims.lr_choices``).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from ntkgap import scaling, search
+from ntkgap.runs import scaling, search
 
 # keys of a search cell that are not keys of its evaluation cells
 SEARCH_KEYS = ("method", "eps", "seeds", "n_min", "n_max", "resolution", "sweep_n")

@@ -55,9 +55,9 @@ from ntkgap._infra import (
 )
 from ntkgap._infra.seeds import derive
 from ntkgap.errors import UsageError
-from ntkgap.split import split
-from ntkgap.train_config import TrainConfig, validate, validation_size
-from ntkgap.variance import target_variance
+from ntkgap.nets.train_config import TrainConfig, validate, validation_size
+from ntkgap.targets.split import split
+from ntkgap.targets.variance import target_variance
 
 # seeds per vmapped group: every group is padded to this size (see train)
 GROUP_SIZE = 4
@@ -239,7 +239,7 @@ def _make(apply_fn, cfg, width, minibatch, mults=None, scale=1.0):
 def _programs(arch, width, cfg, minibatch, in_shape):
     """``_make``'s (model, opt, program) with a jitted ``predict`` and a dict
     of compiled programs, kept in ``_PROGRAMS`` for the same settings."""
-    from ntkgap import arch as arch_module  # its fast path is chosen when traced
+    from ntkgap.nets import arch as arch_module  # its fast path is chosen when traced
 
     key = (str(arch.spec), arch_module.BLOCK_DIAGONAL_MAX, width, cfg, minibatch, in_shape)
     with _PROGRAMS_LOCK:
@@ -288,7 +288,7 @@ def train(
 ) -> dict:
     """Train one network per seed and score each at its checkpoint.
 
-    Each seed draws its data from :func:`ntkgap.split.split` (the pool's
+    Each seed draws its data from :func:`ntkgap.targets.split.split` (the pool's
     last ``val_frac`` share validates; the NTK predictor with the same seed
     sees the same pool and test points), its initialisation and batches.
     Training runs exactly ``cfg.steps`` steps, checking validation every
@@ -314,7 +314,7 @@ def train(
     Returns:
       A JSON-ready dict: ``test_mse`` (mean over seeds, relative to the
       target's variance) and per seed, ``steps`` (as run), ``diverged``,
-      ``overlap`` (see :class:`ntkgap.split.Split`), the loss curve, ...
+      ``overlap`` (see :class:`ntkgap.targets.split.Split`), the loss curve, ...
     """
     seeds = [int(s) for s in seeds]
     cfg = _checked(cfg, seeds, width)

@@ -1,6 +1,6 @@
 """The training configuration, declared once.
 
-``FIELDS`` lists every hyperparameter of :func:`ntkgap.training.train`: its
+``FIELDS`` lists every hyperparameter of :func:`ntkgap.nets.training.train`: its
 name, type, default, allowed values or range and a one-line doc. From it
 come the :class:`TrainConfig` tuple, its validation (:func:`check_value`,
 :func:`validate`), the ``ntkgap train`` options (:func:`add_options`), the

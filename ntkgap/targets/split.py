@@ -27,8 +27,8 @@ from typing import NamedTuple
 import numpy as np
 
 from ntkgap._infra.seeds import derive
-from ntkgap.domains import Circle
 from ntkgap.errors import UsageError
+from ntkgap.targets.domains import Circle
 
 # support cubes of up to 2^EXACT_BITS configurations are permuted exactly
 EXACT_BITS = 20

@@ -37,7 +37,7 @@ class Param:
     ``kind`` is ``int``, ``number``, ``ridge`` (a number >= 0 or ``tuned``),
     ``eps`` (a number in (0, 1)), ``seeds``
     (a non-empty list of integers >= 0), ``target``, ``arch``, ``domain``
-    (spec strings) or ``train`` (a field of :mod:`ntkgap.train_config`).
+    (spec strings) or ``train`` (a field of :mod:`ntkgap.nets.train_config`).
     """
 
     kind: str
@@ -121,7 +121,7 @@ def _check_param(key, prm, value):
             if problem := _check_param(key, Param("train"), v):
                 return problem
     elif prm.kind == "train":
-        from ntkgap import train_config
+        from ntkgap.nets import train_config
 
         try:
             train_config.check_value(key, value)
@@ -131,7 +131,7 @@ def _check_param(key, prm, value):
 
 
 def _train_params():
-    from ntkgap import train_config
+    from ntkgap.nets import train_config
 
     return {f.name: Param("train", default=f.default) for f in train_config.FIELDS}
 
@@ -187,16 +187,18 @@ def load_config(path: str, profile: str | None = None) -> dict:
 def _check_cell_sizes(cell: dict, where: str) -> None:
     """The memory/time estimates of one cell, before anything is computed."""
     from ntkgap._infra import memory
-    from ntkgap.arch import parse_arch
-    from ntkgap.domains import parse_domain
+    from ntkgap.nets.arch import parse_arch
     from ntkgap.targets import parse_target
+    from ntkgap.targets.domains import parse_domain
 
     m = cell["method"]
     est = []
     target = parse_target(cell["target"]) if "target" in cell else None
     arch = parse_arch(cell["arch"]) if "arch" in cell else None
     if m == "spectrum":
-        est = memory.spectrum_estimates(target)
+        from ntkgap.targets.spectra import default_kmax
+
+        est = memory.spectrum_estimates(target, default_kmax(target))
     elif m == "eigen":
         est = memory.eigen_estimates(arch, parse_domain(cell["domain"]), cell["kmax"])
     elif m == "theory":
@@ -224,9 +226,9 @@ def _check_cell_sizes(cell: dict, where: str) -> None:
 
 
 def _validate_cell(cell, where):
-    from ntkgap.arch import parse_arch
-    from ntkgap.domains import parse_domain
+    from ntkgap.nets.arch import parse_arch
     from ntkgap.targets import parse_target
+    from ntkgap.targets.domains import parse_domain
 
     m = cell["method"]
     meth = METHODS[m]
@@ -397,7 +399,7 @@ def run_cell(cell: dict, experiment: str | None = None, results: str | None = No
 def run_cells(cells: list, experiment: str | None = None, results: str | None = None) -> list[dict]:
     """Computes several cells, in order; one-seed ``net`` cells that differ
     only in ``n`` and ``seeds`` train as one program
-    (:func:`ntkgap.training.train_runs`), the rest one by one.
+    (:func:`ntkgap.nets.training.train_runs`), the rest one by one.
 
     Args:
         cells: cell dicts.
@@ -431,17 +433,16 @@ def _get(cell, key):
 
 @method("spectrum", target=Param("target"))
 def _spectrum(cell):
-    from ntkgap import spectra
-    from ntkgap.targets import parse_target
+    from ntkgap.targets import parse_target, spectra
 
     return spectra.report(parse_target(cell["target"]))
 
 
 @method("eigen", arch=Param("arch"), domain=Param("domain"), kmax=Param("int"))
 def _eigen(cell):
-    from ntkgap import eigen
-    from ntkgap.arch import parse_arch
-    from ntkgap.domains import parse_domain
+    from ntkgap.kernels import eigen
+    from ntkgap.nets.arch import parse_arch
+    from ntkgap.targets.domains import parse_domain
 
     es = eigen.eigensystem(parse_arch(cell["arch"]), parse_domain(cell["domain"]), cell["kmax"])
     return {
@@ -463,8 +464,8 @@ def _eigen(cell):
     ridge=Param("ridge", default=0.0),
 )
 def _ntk(cell):
-    from ntkgap import ntk_predictor
-    from ntkgap.arch import parse_arch
+    from ntkgap.kernels import ntk_predictor
+    from ntkgap.nets.arch import parse_arch
     from ntkgap.targets import parse_target
 
     return ntk_predictor.evaluate(
@@ -487,8 +488,9 @@ def _ntk(cell):
 def _theory(cell):
     import numpy as np
 
-    from ntkgap import complexity, eigenlearning, theory
-    from ntkgap.arch import parse_arch
+    from ntkgap.kernels import eigenlearning, theory
+    from ntkgap.nets.arch import parse_arch
+    from ntkgap.spectral import complexity
     from ntkgap.targets import parse_target
 
     arch, target = parse_arch(cell["arch"]), parse_target(cell["target"])
@@ -518,7 +520,7 @@ def _net_cost(cell):
 
 
 def _train_cfg(cell):
-    from ntkgap import train_config
+    from ntkgap.nets import train_config
 
     return train_config.from_mapping({k: v for k, v in cell.items() if k in train_config.BY_NAME})
 
@@ -540,8 +542,8 @@ def _thin(curve):
     **_train_params(),
 )
 def _net(cell):
-    from ntkgap import training
-    from ntkgap.arch import parse_arch
+    from ntkgap.nets import training
+    from ntkgap.nets.arch import parse_arch
     from ntkgap.targets import parse_target
 
     cfg = _train_cfg(cell)
@@ -562,9 +564,9 @@ def _net_runs(cells):
     """``net`` cells of one seed each, alike but for n and seeds, trained as
     one program; each result as ``run_cell`` would give it (``cell_seconds``
     the whole call's, ``batched_runs`` how many runs shared it)."""
-    from ntkgap import training  # imports ntkgap._infra.compat first (x64)
     from ntkgap._infra.files import jsonable
-    from ntkgap.arch import parse_arch
+    from ntkgap.nets import training  # imports ntkgap._infra.compat first (x64)
+    from ntkgap.nets.arch import parse_arch
     from ntkgap.targets import parse_target
 
     start = time.perf_counter()
@@ -602,7 +604,7 @@ _SEARCH_PARAMS = dict(
 def _search_steps(cell, experiment, results=None):
     """A search cell's step generator (``sample_complexity.steps``), reading
     stored evaluations of ``experiment`` under ``results``."""
-    from ntkgap import sample_complexity
+    from ntkgap.runs import sample_complexity
 
     if experiment is None:
         raise UsageError(f"method '{cell['method']}' runs inside an experiment (ntkgap run)")
@@ -614,7 +616,7 @@ def _search_steps(cell, experiment, results=None):
 
 
 def _search(cell, experiment, results=None):
-    from ntkgap import sample_complexity
+    from ntkgap.runs import sample_complexity
 
     return sample_complexity.drive(
         _search_steps(cell, experiment, results),
@@ -645,9 +647,9 @@ method(
 def _exact_sawtooth(cell):
     import numpy as np
 
-    from ntkgap import sawtooth_net
-    from ntkgap.domains import Circle
+    from ntkgap.nets import sawtooth_net
     from ntkgap.targets import parse_target
+    from ntkgap.targets.domains import Circle
 
     L = cell["L"]
     theta = np.linspace(0, 2 * np.pi, 100_001)

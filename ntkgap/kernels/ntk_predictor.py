@@ -7,11 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 
-from ntkgap import kernels, krr
 from ntkgap._infra import memory
 from ntkgap._infra.seeds import derive
 from ntkgap.errors import UsageError
-from ntkgap.split import split
+from ntkgap.kernels import gram as kernels
+from ntkgap.kernels import krr
+from ntkgap.targets.split import split
 
 #: the tuned ridge's candidates, relative to the mean diagonal of the Gram
 #: being fitted (0: ridgeless); the smallest wins ties
@@ -38,7 +39,7 @@ def evaluate(
 
     Args:
       arch, target: parsed architecture and target.
-      n: pool size of :func:`ntkgap.split.split`; the fit uses its first
+      n: pool size of :func:`ntkgap.targets.split.split`; the fit uses its first
         n - n_val points (n_val = 0: all of them, the points a trained net
         uses for training and validation together).
       seed: the split's seed (the same seed gives a trained net the same pool
@@ -47,7 +48,7 @@ def evaluate(
       n_val: pool points held out (not fitted).
       ridge: ridge (absolute), or ``"tuned"``: each of ``RIDGE_GRID`` (times
         the Gram's mean diagonal) is fitted on the pool less its validation
-        points (:func:`ntkgap.train_config.validation_size`, the nets' own
+        points (:func:`ntkgap.nets.train_config.validation_size`, the nets' own
         split), the one with the lowest validation MSE is refitted on the
         whole pool (n_val is then ignored); the test points are the same.
       noise: label-noise variance added to the fitted labels.
@@ -67,7 +68,7 @@ def evaluate(
     if tuned and ridge != TUNED:
         raise UsageError(f"ridge={ridge!r} is not allowed (allowed: a number >= 0, {TUNED!r})")
     if tuned:
-        from ntkgap.train_config import validation_size
+        from ntkgap.nets.train_config import validation_size
 
         n_val = validation_size(n)
         if n - n_val < 1:
@@ -81,7 +82,7 @@ def evaluate(
             y.shape[0]
         )
     if variance is None:
-        from ntkgap.variance import target_variance
+        from ntkgap.targets.variance import target_variance
 
         variance = target_variance(target)
     xi, xti = arch.inputs(dom, x), arch.inputs(dom, sp.x_test)

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from ntkgap import complexity, fourier, walsh
-from ntkgap.domains import Circle
-from ntkgap.variance import target_variance
+from ntkgap.spectral import complexity, fourier, walsh
+from ntkgap.targets.domains import Circle
+from ntkgap.targets.variance import target_variance
 
 
 def default_kmax(target) -> int:

@@ -8,7 +8,7 @@ import functools
 
 import numpy as np
 
-from ntkgap import walsh
+from ntkgap.spectral import walsh
 
 # support bits up to which the variance is exact (all 2^s support points)
 EXACT_BITS = 24

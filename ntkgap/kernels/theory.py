@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ntkgap import complexity, eigen, fourier, walsh
-from ntkgap.domains import Circle
-from ntkgap.eigenlearning import Spectrum
-from ntkgap.variance import target_variance
+from ntkgap.kernels import eigen
+from ntkgap.kernels.eigenlearning import Spectrum
+from ntkgap.spectral import complexity, fourier, walsh
+from ntkgap.targets.domains import Circle
+from ntkgap.targets.variance import target_variance
 
 CIRCLE_KMAX_CAP = 2**14
 
@@ -75,10 +76,10 @@ def _merge_blocks(lam, mult, power, rtol):
 
 def _tree_spectrum(arch, target, kmax: int = 16):
     """Tree kernel eigenvalues and the tree target's power per shape, both
-    by recursion over the tree (``ntkgap.tree_eigen``); blocks beyond a cap
+    by recursion over the tree (``ntkgap.kernels.tree_eigen``); blocks beyond a cap
     enter as the kernel's ``tail`` and the target's ``tail_power``; more
     than ``MERGE_ABOVE`` blocks are merged (``MERGE_RTOL``)."""
-    from ntkgap import tree_eigen
+    from ntkgap.kernels import tree_eigen
 
     ts = tree_eigen.tree_spectrum(arch, kcap=kmax, target=target, max_blocks=None)
     second = ts.second_moment
@@ -101,7 +102,7 @@ def _tree_spectrum(arch, target, kmax: int = 16):
 def spectrum(arch, target, *, kmax: int | None = None) -> tuple[Spectrum, eigen.Eigensystem]:
     """Eigenlearning inputs for an (architecture, target) pair.
 
-    The kernel's eigenvalues in blocks (``ntkgap.eigen``) and the target's
+    The kernel's eigenvalues in blocks (``ntkgap.kernels.eigen``) and the target's
     power in each block (Fourier on the circle, Walsh on the hypercube; per
     tree shape for a tree target on the arch's own tree).
 
@@ -140,7 +141,7 @@ def spectrum(arch, target, *, kmax: int | None = None) -> tuple[Spectrum, eigen.
         return _tree_spectrum(arch, target)
     if arch.name == "fc" and _multilinear_tree(target):
         # the degree profile by recursion over the tree: no 2^s transform
-        from ntkgap import tree_eigen
+        from ntkgap.kernels import tree_eigen
 
         prof = tree_eigen.tree_degree_profile(target)
         return _fc_spectrum(arch, domain, target, prof, float(prof[1:].sum()))

@@ -234,8 +234,8 @@ def distinct_inputs_log2(arch, domain) -> float:
     tree archs (they read x_1..x_leaves only); infinity on the circle.
 
     Args:
-        arch: a parsed architecture (``ntkgap.arch``).
-        domain: a parsed domain (``ntkgap.domains``).
+        arch: a parsed architecture (``ntkgap.nets.arch``).
+        domain: a parsed domain (``ntkgap.targets.domains``).
 
     Returns:
         log2 of the count (a float, so d = 10^5 needs no 2^d).

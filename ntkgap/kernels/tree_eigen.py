@@ -263,7 +263,7 @@ class _Target:
         self.a = a
         self.node = spec["node"]
         cols = [np.where((np.arange(2**a) >> c) & 1, -1.0, 1.0) for c in range(a)]
-        from ntkgap import walsh
+        from ntkgap.spectral import walsh
 
         def ghat(table):
             vals = _apply_node(self.node, cols, table)

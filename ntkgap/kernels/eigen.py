@@ -13,7 +13,7 @@
   multiplicity C(d, k) (e.g. Yang & Salman 2019, arXiv 1907.10599). The
   sum cancels catastrophically (mu_k ~ d^-k while its terms are O(1)), so
   the Krawtchouk values are exact integers and the sum runs in mpmath at
-  30 + k log10(d) digits, with h from ``ntkgap.dual``: a closed form
+  30 + k log10(d) digits, with h from ``ntkgap.kernels.dual``: a closed form
   (relu, leaky_relu, abs, erf, sin) or, for the other activations, the
   Hermite-series dual whose error bound e (absolute, on h) bounds the error
   of every mu_k (|d mu_k| <= E_z |d h| <= e); it is reported as ``error``.
@@ -23,7 +23,7 @@
   group {-1,+1}^s of its s = arity^L leaves. Characters are again
   eigenfunctions, mu_S = 2^-s sum_z K(1, z) chi_S(z), and mu_S depends only
   on how S sits in the tree: ``hypercube_tree`` computes them per shape by
-  the recursion of ``ntkgap.tree_eigen`` (whole spectrum while it fits,
+  the recursion of ``ntkgap.kernels.tree_eigen`` (whole spectrum while it fits,
   e.g. arity 2 to L = 5, arity 3 to L = 3; beyond, the shapes of low degree,
   with ``capped_at`` and ``tail_trace`` saying so).
   ``hypercube_tree_fwht`` is the reference: the FWHT of the kernel's first
@@ -38,9 +38,10 @@ from dataclasses import dataclass
 import mpmath
 import numpy as np
 
-from ntkgap import dual, walsh
-from ntkgap.domains import Circle, Hypercube
 from ntkgap.errors import UsageError
+from ntkgap.kernels import dual
+from ntkgap.spectral import walsh
+from ntkgap.targets.domains import Circle, Hypercube
 
 MAX_TREE_BITS = 20
 
@@ -76,8 +77,8 @@ def eigensystem(arch, domain, kmax: int, *, rtol: float = 1e-7) -> Eigensystem:
     Dispatches to ``circle``, ``hypercube_tree`` or ``hypercube_fc``.
 
     Args:
-        arch: a parsed architecture (``ntkgap.arch``).
-        domain: the circle or a hypercube (``ntkgap.domains``).
+        arch: a parsed architecture (``ntkgap.nets.arch``).
+        domain: the circle or a hypercube (``ntkgap.targets.domains``).
         kmax: the highest frequency or degree listed.
         rtol: relative tolerance of the circle's FFT refinement.
 
@@ -94,7 +95,7 @@ def eigensystem(arch, domain, kmax: int, *, rtol: float = 1e-7) -> Eigensystem:
 
 
 def _circle_row(arch, n):
-    from ntkgap import kernels
+    from ntkgap.kernels import gram as kernels
 
     t = 2 * np.pi * np.arange(n) / n
     if arch.spec["act"] in dual.QUADRATURE and arch.spec["act"] != "gelu":
@@ -224,7 +225,7 @@ def hypercube_fc(arch, d: int, kmax: int) -> Eigensystem:
 
 
 def hypercube_tree(arch, domain: Hypercube, kmax: int = 16) -> Eigensystem:
-    """Eigenvalues of a ``tree`` arch's NTK per shape (``ntkgap.tree_eigen``),
+    """Eigenvalues of a ``tree`` arch's NTK per shape (``ntkgap.kernels.tree_eigen``),
     largest first; ``k`` is each block's degree |S|.
 
     Args:
@@ -236,7 +237,7 @@ def hypercube_tree(arch, domain: Hypercube, kmax: int = 16) -> Eigensystem:
         Eigensystem with exact eigenvalues and multiplicities of the listed
         blocks, ``capped_at`` and ``tail_trace`` (0 when nothing is capped).
     """
-    from ntkgap import tree_eigen
+    from ntkgap.kernels import tree_eigen
 
     arch.check_domain(domain)
     if arch.spec["act"] not in ("relu", "erf") and arch.leaves <= MAX_TREE_BITS:
@@ -272,7 +273,7 @@ def hypercube_tree_fwht(arch, domain: Hypercube, *, group_rtol: float = 1e-9) ->
     References:
         O'Donnell, "Analysis of Boolean Functions", 2014.
     """
-    from ntkgap import kernels
+    from ntkgap.kernels import gram as kernels
 
     s = arch.leaves
     if s > MAX_TREE_BITS:

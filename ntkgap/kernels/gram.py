@@ -182,7 +182,7 @@ def tree_table(arch, kind: str = "ntk") -> np.ndarray:
     """Table of a ``tree`` arch's kernel over all 2^s leaf sign patterns.
 
     t[i] = K(1, z_i), with z_i's leaf j equal to -1 exactly where bit j of i
-    is set (``ntkgap.walsh``'s order).
+    is set (``ntkgap.spectral.walsh``'s order).
 
     Args:
         arch: a parsed ``tree`` arch with s leaves.
@@ -191,7 +191,7 @@ def tree_table(arch, kind: str = "ntk") -> np.ndarray:
     Returns:
         float64 array of shape (2^s,).
     """
-    from ntkgap import walsh
+    from ntkgap.spectral import walsh
 
     s = arch.leaves
     memory.check(8.0 * 2**s * (4 + s), f"a tree-kernel table of 2^{s} entries")

@@ -32,7 +32,7 @@ position carries its one-hot token (v channels): a tree reads shape
 Activations (``act``, every arch): relu, leaky_relu (``slope``), abs, gelu,
 erf, sin (stax closed-form kernels) and tanh, silu, softplus
 (stax.ElementwiseNumerical: Gauss-Hermite quadrature of the dual kernel with
-``QUAD_DEG`` points; ``ntkgap.dual`` has a high-precision route for exact
+``QUAD_DEG`` points; ``ntkgap.kernels.dual`` has a high-precision route for exact
 eigenvalues). Defaults: W_std = 1, b_std = 0.1. The overall kernel scale does not change
 ridgeless regression; b_std > 0 makes every circle eigenvalue positive
 (without bias the two-layer ReLU NTK has zero eigenvalues at odd
@@ -45,9 +45,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ntkgap.domains import Circle, Hypercube
 from ntkgap.errors import SpecError, UsageError
 from ntkgap.specs import Field, Schema, describe, parse
+from ntkgap.targets.domains import Circle, Hypercube
 
 ACTS = ("relu", "leaky_relu", "abs", "gelu", "erf", "tanh", "silu", "softplus", "sin")
 NUMERICAL = ("tanh", "silu", "softplus")
@@ -56,7 +56,7 @@ NUMERICAL = ("tanh", "silu", "softplus")
 # relative (its poles at +-i pi/2 slow the quadrature, the more so the larger
 # the pre-activation variance q); at these degrees and q ~ 1 the error is
 # ~1e-9 (silu, tanh) to ~1e-12 (softplus), ~1e-5 at q ~ 3 (W_std = 1.5,
-# b_std = 1), against ntkgap.dual's Hermite series (tests/test_activations.py)
+# b_std = 1), against ntkgap.kernels.dual's Hermite series (tests/test_activations.py)
 QUAD_DEG = {"tanh": 96, "silu": 40, "softplus": 40}
 # 0: a tree's locally connected layers run position-major (see Arch.stax),
 # the fastest path measured (benchmarks/flops_bench.py); > 0: in stax's

@@ -34,7 +34,7 @@ over-estimate). Errors are carried through the layers with the Lipschitz
 constants E[phi'^2] (of E phi phi in c, Price's theorem) and E[phi''^2]
 (of E phi' phi'). ``fc_kernel_bound`` returns the kernel and this bound.
 
-Architecture modifications (``ntkgap.arch``), each keeping a function of
+Architecture modifications (``ntkgap.nets.arch``), each keeping a function of
 <x, x'> on equal-norm inputs:
 * ``norm=layer``: stax.LayerNorm after each hidden Dense (before the
   activation); at infinite width it divides the kernels by q (and sets q = 1).
@@ -349,7 +349,7 @@ def fc_kernel_bound(
     Args:
         t: a scalar (mpmath) or array (numpy) of normalised inner products.
         depth, act, W_std, b_std, slope, residual, branch, norm: the arch
-            spec's fields (see ``ntkgap.arch``).
+            spec's fields (see ``ntkgap.nets.arch``).
         kind: "ntk" or "nngp".
         arithmetic: "numpy" (float64) or "mpmath" (current mpmath precision).
         digits: the per-layer error target of the quadrature duals.
@@ -442,7 +442,7 @@ def spec_kwargs(spec) -> dict:
     """``fc_kernel``'s keyword arguments for a parsed ``fc`` arch spec.
 
     Args:
-        spec: the parsed spec of an ``fc`` arch (``ntkgap.arch``).
+        spec: the parsed spec of an ``fc`` arch (``ntkgap.nets.arch``).
 
     Returns:
         dict with keys depth, act, W_std, b_std, slope, residual, branch, norm.

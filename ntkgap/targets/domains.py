@@ -75,8 +75,8 @@ class Hypercube:
 
     def enumerate(self) -> np.ndarray:
         """All 2^d points; row i has x_j = -1 exactly where bit j of i is 1
-        (the index convention of :func:`ntkgap.walsh.fwht`)."""
-        from ntkgap.walsh import bit_column_matrix
+        (the index convention of :func:`ntkgap.spectral.walsh.fwht`)."""
+        from ntkgap.spectral.walsh import bit_column_matrix
 
         if self.d > MAX_ENUMERATE_BITS:
             raise SpecError(

@@ -41,8 +41,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ntkgap import runner, sample_complexity, scaling, train_config
 from ntkgap.errors import UsageError
+from ntkgap.nets import train_config
+from ntkgap.runs import runner, sample_complexity, scaling
 
 SUPPORTED, NOT_SUPPORTED = "supported", "not supported"
 INCONCLUSIVE, TOO_FEW_DEPTHS = "inconclusive at this profile's scale", "too few depths"

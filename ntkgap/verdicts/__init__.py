@@ -1,0 +1,3 @@
+"""From stored results to verdicts: the claims and their statistics
+(``claims``) and the user-facing kernel-versus-network comparison
+(``comparison``)."""
