@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ntkgap.errors import SpecError
 from ntkgap.specs import Field, Schema, describe, parse, raw_items, with_param
-from ntkgap.targets import boolean, circle, rhm
+from ntkgap.targets import boolean, circle, dag, rhm
 
 _FILE = {
     "file": Schema(
@@ -53,8 +53,6 @@ def parse_target(text: str):
         The target object.
     """
     if isinstance(text, str) and text.strip().startswith("file:"):
-        from ntkgap.targets import dag
-
         body = text.strip()[len("file:") :].strip()
         if body.startswith("path="):
             body = body[len("path=") :].strip()

@@ -30,6 +30,7 @@ import math
 import numpy as np
 
 from ntkgap.specs import Field, Schema
+from ntkgap.spectral.walsh import bit_column
 from ntkgap.targets.domains import Hypercube
 
 MOMENT_EXACT_BITS = 24
@@ -38,12 +39,6 @@ NODES = ("parity", "and", "or", "majority", "linear-plus", "random", "tanh")
 # exact tanh normalisation: most atoms one level's law may have
 TANH_MAX_ATOMS = 2_000_000
 GATES = ("and", "or", "parity", "majority")
-
-
-def _bit_column(s, j):
-    from ntkgap.spectral.walsh import bit_column
-
-    return bit_column(s, j)
 
 
 def moments_of(y, *, exact: bool, weights=None) -> dict:
@@ -298,8 +293,6 @@ class HypercubeTarget:
             Gaussian, 1 for a balanced +-1 function; None when the variance is
             0), ``max_abs`` (max |f|), ``points`` and ``exact``.
         """
-        from ntkgap.spectral.walsh import bit_column
-
         s = len(self.support)
         if s <= MOMENT_EXACT_BITS:
             y = np.broadcast_to(
@@ -497,7 +490,7 @@ class Layered(HypercubeTarget):
         while True:  # a constant circuit is no target: redraw from the same stream
             self._layers = self._draw(rng, L, f)
             if s <= 16:
-                y = self.eval_columns(lambda j: _bit_column(s, j))
+                y = self.eval_columns(lambda j: bit_column(s, j))
             else:
                 y = self.eval_columns(probe.T.__getitem__)
             if np.any(y != y[0]):

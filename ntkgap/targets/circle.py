@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ntkgap.specs import Field, Schema
+from ntkgap.targets.boolean import moments_of
 from ntkgap.targets.domains import Circle
 
 SCHEMAS = {
@@ -123,8 +124,6 @@ class Bandlimited:
         """Exact: f^2 and f^4 are trigonometric polynomials of degree <= 4K,
         so the mean over 8K + 8 equispaced angles is their exact average;
         max |f| is a maximum over a 64x finer grid (within 1e-3 relative)."""
-        from ntkgap.targets.boolean import moments_of
-
         out = moments_of(self(Circle().grid(8 * self.K + 8)), exact=True)
         out["max_abs"] = float(np.max(np.abs(self(Circle().grid(512 * self.K + 512)))))
         out["points"] = None

@@ -59,6 +59,7 @@ import numpy as np
 from ntkgap.errors import SpecError
 from ntkgap.specs import Spec
 from ntkgap.targets.boolean import HypercubeTarget, _apply_node
+from ntkgap.targets.domains import Hypercube, parse_domain
 
 FNS = ("parity", "and", "or", "majority", "linear-plus", "table", "poly")
 BOOLEAN_FNS = ("and", "or", "majority", "table")
@@ -138,8 +139,6 @@ def load(path: str):
 
 
 def _domain(path, value):
-    from ntkgap.targets.domains import Hypercube, parse_domain
-
     if not isinstance(value, str):
         raise _err(path, f'domain must be a string such as "hypercube:d=8", got {value!r}')
     try:
@@ -362,8 +361,6 @@ class DagTarget(HypercubeTarget):
 
     @property
     def domain(self):
-        from ntkgap.targets.domains import Hypercube
-
         return Hypercube(self._d)
 
     def __call__(self, x):

@@ -16,6 +16,7 @@ import numpy as np
 
 from ntkgap.errors import SpecError
 from ntkgap.specs import Field, Schema, parse
+from ntkgap.spectral.walsh import bit_column_matrix
 
 MAX_ENUMERATE_BITS = 20  # 2^20 points of 20 int8 coordinates: 20 MB
 
@@ -76,8 +77,6 @@ class Hypercube:
     def enumerate(self) -> np.ndarray:
         """All 2^d points; row i has x_j = -1 exactly where bit j of i is 1
         (the index convention of :func:`ntkgap.spectral.walsh.fwht`)."""
-        from ntkgap.spectral.walsh import bit_column_matrix
-
         if self.d > MAX_ENUMERATE_BITS:
             raise SpecError(
                 f"domain 'hypercube': d={self.d} is too large to enumerate "

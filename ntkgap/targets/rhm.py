@@ -46,11 +46,13 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
+from math import comb
 
 import numpy as np
 
 from ntkgap.errors import UsageError
 from ntkgap.specs import Field, Schema
+from ntkgap.spectral import complexity
 
 MAX_ENUMERATE = 1 << 22
 # entries of the (2^P, n_valid) array of the exact Efron-Stein decomposition
@@ -360,8 +362,6 @@ class RHM:
     def spectrum_report(self) -> dict:
         """The fields ``ntkgap spectrum`` reports for a hypercube target,
         with degrees counted in token positions."""
-        from ntkgap.spectral import complexity
-
         es = self.efron_stein()
         power = np.asarray(es["weight"])
         return {
@@ -457,8 +457,6 @@ def projection_profile(x, y) -> np.ndarray:
         float64 array of shape (P + 1,): W_0..W_P (|W_k| below 1e-12 x the
         total set to 0).
     """
-    from math import comb
-
     x = np.asarray(x)
     y = np.asarray(y, dtype=np.float64)
     n, P = x.shape

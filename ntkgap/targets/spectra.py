@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ntkgap._infra.files import save_figure
 from ntkgap.spectral import complexity, fourier, walsh
 from ntkgap.targets.domains import Circle
 from ntkgap.targets.variance import target_variance
@@ -117,6 +118,7 @@ def plot(rep: dict, path: str) -> None:
     Returns:
         None.
     """
+    # import-cost: matplotlib (most of a second) loads only when a figure is drawn
     import matplotlib
 
     matplotlib.use("Agg")
@@ -131,7 +133,5 @@ def plot(rep: dict, path: str) -> None:
     ax.set_ylabel(f"{val} (sums to E f^2)")
     ax.set_title(rep["target"])
     fig.tight_layout()
-    from ntkgap._infra.files import save_figure
-
     save_figure(fig, path)
     plt.close(fig)

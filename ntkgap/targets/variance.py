@@ -9,6 +9,7 @@ import functools
 import numpy as np
 
 from ntkgap.spectral import walsh
+from ntkgap.targets import parse_target
 
 # support bits up to which the variance is exact (all 2^s support points)
 EXACT_BITS = 24
@@ -33,8 +34,6 @@ def target_variance(target) -> float:
 
 @functools.lru_cache(maxsize=128)
 def _hypercube_variance(spec: str) -> float:
-    from ntkgap.targets import parse_target
-
     target = parse_target(spec)
     s = len(target.support)
     if s <= EXACT_BITS:
