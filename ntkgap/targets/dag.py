@@ -151,6 +151,28 @@ def _domain(path, value):
 
 
 def _node(path, d, i, spec, nodes, index, later):
+    """One validated node of a DAG file.
+
+    Args:
+        path: the file (for error messages).
+        d: the input dimension.
+        i: the node's position in the file.
+        spec: its [[node]] table.
+        nodes: the nodes validated so far.
+        index: name -> position of the nodes validated so far.
+        later: the names of all nodes in the file.
+
+    Returns:
+        Node.
+    """
+    where, name, fn = _node_header(path, i, spec, index)
+    inputs = _node_inputs(path, where, name, spec["inputs"], d, index, later)
+    table, expr, boolean = _node_function(path, where, spec, fn, inputs, nodes)
+    return Node(name, tuple(inputs), fn, table, expr, boolean)
+
+
+def _node_header(path, i, spec, index):
+    """The node's keys, name and fn checked; returns (where, name, fn)."""
     where = f"node {i + 1}"
     if isinstance(spec.get("name"), str):
         where = f"node '{spec['name']}'"
@@ -169,7 +191,11 @@ def _node(path, d, i, spec, nodes, index, later):
     fn = spec["fn"]
     if fn not in FNS:
         raise _err(path, f"{where}: fn={fn!r} is not allowed (allowed: {', '.join(FNS)})")
-    raw_inputs = spec["inputs"]
+    return where, name, fn
+
+
+def _node_inputs(path, where, name, raw_inputs, d, index, later):
+    """The node's inputs as ("x", coordinate) and ("n", earlier node) refs."""
     if not isinstance(raw_inputs, list):
         raise _err(path, f"{where}: inputs must be a list of coordinates and node names")
     if not raw_inputs:
@@ -197,6 +223,12 @@ def _node(path, d, i, spec, nodes, index, later):
         if ref in inputs:
             raise _err(path, f"{where}: input {item!r} listed twice")
         inputs.append(ref)
+    return inputs
+
+
+def _node_function(path, where, spec, fn, inputs, nodes):
+    """The node's fn checked against its inputs; returns (table, expr,
+    boolean), boolean saying whether the node's values are +-1."""
     k = len(inputs)
     for key in ("table", "expr"):
         if key in spec and fn != {"table": "table", "expr": "poly"}[key]:
@@ -226,7 +258,7 @@ def _node(path, d, i, spec, nodes, index, later):
         boolean = False
     elif fn == "parity":
         boolean = all(kind == "x" or nodes[j].boolean for kind, j in inputs)
-    return Node(name, tuple(inputs), fn, table, expr, boolean)
+    return table, expr, boolean
 
 
 def _table(path, where, spec, k):
