@@ -172,67 +172,14 @@ def hermite_dual(act: str, q: str, digits: int, tol: str):
     """
     if act not in PHI:
         raise UsageError(f"act={act}: no quadrature dual (allowed: {', '.join(PHI)})")
-    f0, f1, f2 = PHI[act]
     with mpmath.workdps(digits + 20):
         qm = mpmath.mpf(q)
-        s = mpmath.sqrt(qm)
-        tol_m = mpmath.mpf(tol)
-        # the integrands are ~ e^{-z^2/4} |phi| (Hermite functions are O(1));
-        # beyond L they are below 10^-(digits + 10). The step resolves e_n up
-        # to n ~ (pi/step)^2 / 2 ~ 5000 > MAX_TERMS (beyond, the trapezoid
-        # rule aliases them), and step 2h up to ~1260
-        L = math.sqrt(4 * math.log(10) * (digits + 10)) + 4
-        step = mpmath.mpf(1) / 32
-        m = int(math.ceil(L / step))
-        z = [step * i for i in range(-m, m + 1)]
-        w = [step * _gauss(zi) for zi in z]
-        phis = [f0(s * zi) for zi in z]
-        e_pp = mpmath.fsum(wi * p * p for wi, p in zip(w, phis))
-        e_dd = mpmath.fsum(wi * f1(s * zi) ** 2 for wi, zi in zip(w, z))
-        e_2 = (
-            mpmath.inf if f2 is None else mpmath.fsum(wi * f2(s * zi) ** 2 for wi, zi in zip(w, z))
+        L, m, z, w = _trapezoid_rule(digits)
+        phis, e_pp, e_dd, e_2 = _direct_moments(PHI[act], mpmath.sqrt(qm), z, w)
+        a, a2h, sum_pp, sum_dd = _hermite_coefficients(
+            z, w, phis, m, L, digits, qm, (e_pp, e_dd), mpmath.mpf(tol)
         )
-        # exact fixed-point arithmetic on Python integers (numpy object
-        # arrays): values are scaled by 2^bits; the recursion's rounding
-        # (~2^-bits x the growth of e_n, < e^{L^2/4}) stays far below tol
-        bits = int((digits + 30) * 3.33 + L * L / 4 / math.log(2)) + 64
-        one = 1 << bits
-        Z = np.array([int(mpmath.nint(zi * one)) for zi in z], dtype=object)
-        F = np.array([int(mpmath.nint(wi * p * one)) for wi, p in zip(w, phis)], dtype=object)
-        even = np.zeros(len(z), dtype=bool)
-        even[m % 2 :: 2] = True  # the nodes of the step-2h rule, z = 0 among them
-        Fe = F[even] * 2
-        e_prev = np.full(len(z), one, dtype=object)
-        e_cur = Z.copy()
-        a, a2h = [], []
-
-        def coef(e):
-            return (
-                mpmath.mpf(int(np.sum(F * e))) / one / one,
-                mpmath.mpf(int(np.sum(Fe * e[even]))) / one / one,
-            )
-
-        for e in (e_prev, e_cur):
-            c, c2 = coef(e)
-            a.append(c)
-            a2h.append(c2)
-        n = 1
-        sum_pp = a[0] ** 2 + a[1] ** 2
-        sum_dd = a[1] ** 2 / qm
-        while n + 1 <= MAX_TERMS:
-            sq = int(mpmath.nint(mpmath.sqrt(n) * one))
-            rs = int(mpmath.nint(one / mpmath.sqrt(n + 1)))
-            e_next = (((Z * e_cur) >> bits) - ((e_prev * sq) >> bits)) * rs >> bits
-            e_prev, e_cur = e_cur, e_next
-            n += 1
-            c, c2 = coef(e_cur)
-            a.append(c)
-            a2h.append(c2)
-            sum_pp += c * c
-            sum_dd += n * c * c / qm
-            if e_pp - sum_pp < tol_m and e_dd - sum_dd < tol_m and n >= 8:
-                break
-        N = n
+        N = len(a) - 1
         pp = [ai * ai for ai in a]
         dd = [(i + 1) * a[i + 1] ** 2 / qm for i in range(N)]
         delta = max(abs(x - y) for x, y in zip(a, a2h))
@@ -249,6 +196,111 @@ def hermite_dual(act: str, q: str, digits: int, tol: str):
             "tail_dd": max(e_dd - sum_dd, mpmath.mpf(0)) + quad_d,
             "terms": N,
         }
+
+
+def _trapezoid_rule(digits: int):
+    """The trapezoid rule of the Gaussian expectations, at the working precision.
+
+    The integrands are ~ e^{-z^2/4} |phi| (Hermite functions are O(1));
+    beyond L they are below 10^-(digits + 10). The step resolves e_n up to
+    n ~ (pi/step)^2 / 2 ~ 5000 > MAX_TERMS (beyond, the trapezoid rule
+    aliases them), and step 2h up to ~1260.
+
+    Args:
+        digits: significant digits of the computation.
+
+    Returns:
+        (L, m, z, w): the cut-off, the nodes per side, the 2m + 1 nodes z in
+        [-L, L] and their weights (step x the standard normal density).
+    """
+    L = math.sqrt(4 * math.log(10) * (digits + 10)) + 4
+    step = mpmath.mpf(1) / 32
+    m = int(math.ceil(L / step))
+    z = [step * i for i in range(-m, m + 1)]
+    w = [step * _gauss(zi) for zi in z]
+    return L, m, z, w
+
+
+def _direct_moments(phi, s, z, w):
+    """phi(s z) at the nodes and the moments E phi^2, E phi'^2, E phi''^2.
+
+    Args:
+        phi: (phi, phi', phi'') of the activation (phi'' may be None: an
+            infinite E phi''^2).
+        s: the pre-activation standard deviation.
+        z, w: the nodes and weights of :func:`_trapezoid_rule`.
+
+    Returns:
+        (phis, e_pp, e_dd, e_2).
+    """
+    f0, f1, f2 = phi
+    phis = [f0(s * zi) for zi in z]
+    e_pp = mpmath.fsum(wi * p * p for wi, p in zip(w, phis))
+    e_dd = mpmath.fsum(wi * f1(s * zi) ** 2 for wi, zi in zip(w, z))
+    e_2 = mpmath.inf if f2 is None else mpmath.fsum(wi * f2(s * zi) ** 2 for wi, zi in zip(w, z))
+    return phis, e_pp, e_dd, e_2
+
+
+def _hermite_coefficients(z, w, phis, m, L, digits, qm, moments, tol_m):
+    """The normalised Hermite coefficients a_n = E phi(s z) He_n(z) / sqrt(n!)
+    by the three-term recursion, until both tails are below tol.
+
+    Exact fixed-point arithmetic on Python integers (numpy object arrays):
+    values are scaled by 2^bits; the recursion's rounding (~2^-bits x the
+    growth of e_n, < e^{L^2/4}) stays far below tol.
+
+    Args:
+        z, w: the nodes and weights of :func:`_trapezoid_rule`; m: nodes per side.
+        phis: phi(s z) at the nodes.
+        L: the cut-off of the nodes.
+        digits: significant digits of the computation.
+        qm: the pre-activation variance.
+        moments: (E phi^2, E phi'^2).
+        tol_m: the target of the truncation tails.
+
+    Returns:
+        (a, a2h, sum_pp, sum_dd): the coefficients a_0..a_N, the same by the
+        step-2h rule, sum a_n^2 and sum n a_n^2 / q.
+    """
+    e_pp, e_dd = moments
+    bits = int((digits + 30) * 3.33 + L * L / 4 / math.log(2)) + 64
+    one = 1 << bits
+    Z = np.array([int(mpmath.nint(zi * one)) for zi in z], dtype=object)
+    F = np.array([int(mpmath.nint(wi * p * one)) for wi, p in zip(w, phis)], dtype=object)
+    even = np.zeros(len(z), dtype=bool)
+    even[m % 2 :: 2] = True  # the nodes of the step-2h rule, z = 0 among them
+    Fe = F[even] * 2
+    e_prev = np.full(len(z), one, dtype=object)
+    e_cur = Z.copy()
+    a, a2h = [], []
+
+    def coef(e):
+        return (
+            mpmath.mpf(int(np.sum(F * e))) / one / one,
+            mpmath.mpf(int(np.sum(Fe * e[even]))) / one / one,
+        )
+
+    for e in (e_prev, e_cur):
+        c, c2 = coef(e)
+        a.append(c)
+        a2h.append(c2)
+    n = 1
+    sum_pp = a[0] ** 2 + a[1] ** 2
+    sum_dd = a[1] ** 2 / qm
+    while n + 1 <= MAX_TERMS:
+        sq = int(mpmath.nint(mpmath.sqrt(n) * one))
+        rs = int(mpmath.nint(one / mpmath.sqrt(n + 1)))
+        e_next = (((Z * e_cur) >> bits) - ((e_prev * sq) >> bits)) * rs >> bits
+        e_prev, e_cur = e_cur, e_next
+        n += 1
+        c, c2 = coef(e_cur)
+        a.append(c)
+        a2h.append(c2)
+        sum_pp += c * c
+        sum_dd += n * c * c / qm
+        if e_pp - sum_pp < tol_m and e_dd - sum_dd < tol_m and n >= 8:
+            break
+    return a, a2h, sum_pp, sum_dd
 
 
 def _series(coeffs, rho):
