@@ -1,5 +1,5 @@
 """What the figure scripts read: stored results grouped by target and arch,
-through the same collectors the claims use (``ntkgap.verdicts.claims``); spec keys
+through the same collectors the claims use (``ntkgap.verdicts.selection``); spec keys
 come from the one spec parser. Never computes cells."""
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from ntkgap.runs import runner, scaling
-from ntkgap.verdicts import claims
+from ntkgap.verdicts import selection
 
 EPS = 0.1
 
@@ -20,7 +20,7 @@ def curves(exp, method, key=("target", "arch")):
     """{(target, arch[, ...]): {n: [per-seed relative test MSE]}} (seed order)."""
     return {
         k: {n: [v[s] for s in sorted(v)] for n, v in c.items()}
-        for k, c in claims.curves(exp, method, key).items()
+        for k, c in selection.curves(exp, method, key).items()
     }
 
 
@@ -57,8 +57,8 @@ def n_star_with_ci(curve, eps=EPS):
 
 
 def depth_of(spec):
-    return claims.depth_of(spec)
+    return selection.depth_of(spec)
 
 
 def node_of(spec):
-    return claims.param_of(spec, "node")
+    return selection.param_of(spec, "node")

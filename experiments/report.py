@@ -15,6 +15,7 @@ from ntkgap._infra import config
 from ntkgap._infra.files import atomic_write, dumps
 from ntkgap.runs import runner
 from ntkgap.verdicts import claims as claims_mod
+from ntkgap.verdicts import selection, tables
 
 PROFILE = sys.argv[1] if len(sys.argv) > 1 else "quick"
 os.environ["NTKGAP_PROFILE"] = PROFILE  # only this profile's cells (runner.results)
@@ -176,13 +177,13 @@ for c in claims:
 lines += ["## E4 target families: tails and spectrum", ""]
 lines += [
     "Kurtosis E(f - Ef)^4 / Var(f)^2 (~: a fixed-seed Monte Carlo estimate over 2^20 points, "
-    "else exact on the support cube) and max |f| per family and depth (`claims.family_moments`); "
+    "else exact on the support cube) and max |f| per family and depth (`tables.family_moments`); "
     "average Walsh degree from the experiment's stored spectrum cells (-: none stored).",
     "",
     "| family | L | kurtosis | max abs y | average Walsh degree |",
     "|---|---|---|---|---|",
 ]
-for r in claims_mod.family_moments("e4_trees"):
+for r in tables.family_moments("e4_trees"):
     k = "-" if r["kurtosis"] is None else ("" if r["exact"] else "~") + fmt(r["kurtosis"])
     lines.append(
         f"| {r['family']} | {r['L']} | {k} | {fmt(r['max_abs'])} | {fmt(r['average_degree'])} |"
@@ -200,7 +201,7 @@ lines += [
 ]
 edge_lines, two_rate = [], 0
 for name in names:
-    for r in claims_mod.lr_edges(name):
+    for r in selection.lr_edges(name):
         if len(r["grid"]) == 2:  # every choice is an end
             two_rate += r["choices"]
         elif r["at_low"] or r["at_high"]:
@@ -212,7 +213,7 @@ for name in names:
 lines += [
     "",
     "Learning rates chosen at an end of their grid (the best rate may lie outside it; "
-    "`claims.lr_edges`):",
+    "`selection.lr_edges`):",
     "",
     *(edge_lines or ["- none"]),
     f"- and {two_rate} choices between two rates only (each is an end of its grid)",

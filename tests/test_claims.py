@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 from ntkgap.runs import runner
-from ntkgap.verdicts import claims
+from ntkgap.verdicts import claims, nstar_statistics, rules, selection
 
 EXP = "planted"
 T = "parity:d=20,k=2"
@@ -53,7 +53,7 @@ def _search(put, method, per_seed, *, ridge=None, evaluations=(), arch=ARCH, tar
 def _claim(rule, a=None, **params):
     a = a or {"method": "ntk_search", "arch": ARCH}
     p = dict(a=a, b={"method": "net_search", "arch": ARCH}, eps=0.1, target=T, **params)
-    c = claims.Claim("x", "planted", "", "nstar_ratio", (), p, rule)
+    c = rules.Claim("x", "planted", "", "nstar_ratio", (), p, rule)
     return claims.evaluate(c, EXP)
 
 
@@ -84,10 +84,10 @@ def test_nstar_ratio_median_and_ci_match_brute_force(store):
     assert out["value"] == pytest.approx(math.log10(med), rel=1e-12)
     assert (out["lo"], out["hi"]) == pytest.approx((math.log10(lo), math.log10(hi)), rel=1e-12)
     assert out["seeds"] == 8
-    assert out["verdict"] == (claims.SUPPORTED if lo > 10**0.5 else claims.INCONCLUSIVE)
+    assert out["verdict"] == (rules.SUPPORTED if lo > 10**0.5 else rules.INCONCLUSIVE)
     # a threshold above the whole CI: not supported
     assert _claim({"kind": "above", "threshold": math.log10(hi) + 0.01})["verdict"] == (
-        claims.NOT_SUPPORTED
+        rules.NOT_SUPPORTED
     )
 
 
@@ -102,16 +102,16 @@ def test_right_censored_kernel_gives_a_lower_bound_that_still_decides(store):
     assert out["lo"] == pytest.approx(math.log10(lo), rel=1e-12)
     assert out["hi"] is None and out["hi_censored"]
     assert "bound" in out["detail"] and "open" in out["detail"]
-    assert out["verdict"] == claims.SUPPORTED  # 4096 / 150 = 27 > 10 on every seed
+    assert out["verdict"] == rules.SUPPORTED  # 4096 / 150 = 27 > 10 on every seed
     # the open upper end cannot make it "not supported", only inconclusive
-    assert _claim({"kind": "above", "threshold": 3.0})["verdict"] == claims.INCONCLUSIVE
+    assert _claim({"kind": "above", "threshold": 3.0})["verdict"] == rules.INCONCLUSIVE
 
 
 def test_both_sides_censored_is_inconclusive(store):
     _search(store, "ntk_search", [_seed(s, right=4096) for s in SEEDS])
     _search(store, "net_search", [_seed(s, right=4096) for s in SEEDS])
     out = _claim({"kind": "above", "threshold": 1.0})
-    assert out["value"] is None and out["verdict"] == claims.INCONCLUSIVE
+    assert out["value"] is None and out["verdict"] == rules.INCONCLUSIVE
 
 
 def test_no_ci_below_eight_seeds(store):
@@ -123,7 +123,7 @@ def test_no_ci_below_eight_seeds(store):
     assert out["value"] == pytest.approx(2.0)
     assert out["lo"] is None and out["hi"] is None and out["seeds"] == 5
     assert "5 seeds, no CI" in out["detail"]
-    assert out["verdict"] == claims.INCONCLUSIVE
+    assert out["verdict"] == rules.INCONCLUSIVE
 
 
 def test_every_kernel_must_pass_and_the_gap_is_read_where_both_were_measured(store):
@@ -139,12 +139,12 @@ def test_every_kernel_must_pass_and_the_gap_is_read_where_both_were_measured(sto
     ridgeless = {"method": "ntk_search", "arch": ARCH}
     tuned = {"method": "ntk_search", "arch": ARCH, "ridge": "tuned"}
     one = _claim({"kind": "above", "threshold": 1.0}, a=[ridgeless])
-    assert one["verdict"] == claims.SUPPORTED  # 5000 / 200 = 25
+    assert one["verdict"] == rules.SUPPORTED  # 5000 / 200 = 25
     # error gap at n = 256 (the largest n both evaluated): log10(0.5 / 1e-4)
     assert f"= {math.log10(0.5 / 1e-4):.2f} at n = 256..256" in one["detail"]
     both = _claim({"kind": "above", "threshold": 1.0}, a=[ridgeless, tuned])
     assert both["value"] == pytest.approx(math.log10(1.5))  # the tuned kernel: 300 / 200
-    assert both["verdict"] == claims.NOT_SUPPORTED
+    assert both["verdict"] == rules.NOT_SUPPORTED
 
 
 def _net_cell(put, lr, n, val_by_seed, test_by_seed):
@@ -168,9 +168,9 @@ def test_fixed_n_curves_use_the_lr_chosen_on_validation_not_on_test(store):
     # at n = 128 the other rate wins on validation
     _net_cell(store, 0.01, 128, [0.3] * 8, [0.4] * 8)
     _net_cell(store, 0.001, 128, [0.2] * 8, [0.3] * 8)
-    ch = claims.lr_choices(EXP)
+    ch = selection.lr_choices(EXP)
     assert ch[(T, ARCH, 64)]["lr"] == 0.01 and ch[(T, ARCH, 128)]["lr"] == 0.001
-    c = claims.curves(EXP, "net")[(T, ARCH)]
+    c = selection.curves(EXP, "net")[(T, ARCH)]
     assert c[64] == dict.fromkeys(SEEDS, 0.5) and c[128] == dict.fromkeys(SEEDS, 0.3)
 
 
@@ -184,7 +184,7 @@ def test_lr_edges_counts_choices_at_each_end_of_the_grid(store):
     _net_cell(store, 0.001, 64, [0.2] * 8, [0.05] * 8)
     _net_cell(store, 0.01, 128, [0.3] * 8, [0.4] * 8)
     _net_cell(store, 0.001, 128, [0.2] * 8, [0.3] * 8)
-    rows = {r["method"]: r for r in claims.lr_edges(EXP)}
+    rows = {r["method"]: r for r in selection.lr_edges(EXP)}
     assert rows["net_search"] == dict(
         method="net_search", arch=ARCH, grid=[0.001, 0.003, 0.01], choices=4, at_low=1, at_high=2
     )
@@ -209,7 +209,7 @@ GROWTH_CASES = [  # rows (L, A, B) -> the seed's factor (a number) or its bounds
 
 @pytest.mark.parametrize("rows, expected", GROWTH_CASES)
 def test_seed_growth_turns_censoring_into_bounds(rows, expected):
-    got = claims._seed_growth(rows)
+    got = nstar_statistics._seed_growth(rows)
     if isinstance(expected, tuple):
         assert got[0] == pytest.approx(expected[0]) and got[1] == pytest.approx(expected[1])
     else:
@@ -218,20 +218,20 @@ def test_seed_growth_turns_censoring_into_bounds(rows, expected):
 
 DECIDE_CASES = [  # (rule, Measured kwargs) -> verdict
     ({"kind": "above", "threshold": 1.5, "min_depths": 3},
-     dict(value=None, depths=2), claims.TOO_FEW_DEPTHS),
+     dict(value=None, depths=2), rules.TOO_FEW_DEPTHS),
     ({"kind": "above", "threshold": 1.5, "min_depths": 3},
-     dict(value=None, depths=0), claims.INCONCLUSIVE),
+     dict(value=None, depths=0), rules.INCONCLUSIVE),
     ({"kind": "above", "threshold": 1.5},
-     dict(value=None, lo=2.0, hi=None, hi_censored=True), claims.SUPPORTED),
+     dict(value=None, lo=2.0, hi=None, hi_censored=True), rules.SUPPORTED),
     ({"kind": "equivalence", "margin": 0.5},
-     dict(value=None, lo=0.8, hi=None, hi_censored=True), claims.NOT_SUPPORTED),
+     dict(value=None, lo=0.8, hi=None, hi_censored=True), rules.NOT_SUPPORTED),
     ({"kind": "above", "threshold": 1.5},
-     dict(value=None, lo=1.0, hi=None, hi_censored=True), claims.INCONCLUSIVE),
+     dict(value=None, lo=1.0, hi=None, hi_censored=True), rules.INCONCLUSIVE),
     ({"kind": "above", "threshold": 1.5, "deterministic": True},
-     dict(value=None), claims.INCONCLUSIVE),
+     dict(value=None), rules.INCONCLUSIVE),
 ]  # fmt: skip
 
 
 @pytest.mark.parametrize("rule, kw, verdict", DECIDE_CASES)
 def test_decide_checks_depths_first_and_decides_censored_medians_by_the_ci(rule, kw, verdict):
-    assert claims.decide(rule, claims.Measured(**kw)) == verdict
+    assert rules.decide(rule, rules.Measured(**kw)) == verdict

@@ -7,7 +7,7 @@ import analysis
 import numpy as np
 from style import plt
 
-from ntkgap.verdicts import claims
+from ntkgap.verdicts.selection import Side, searches
 from ntkgap.runs import runner
 
 fig, (a1, a2) = plt.subplots(1, 2, figsize=(9.5, 3.6))
@@ -52,26 +52,26 @@ a1.set(
 a1.legend()
 SERIES = (  # E3a-net: (side, label, colour, marker), searched on the same seeds and splits
     (
-        {"method": "ntk_search", "arch": "fc:depth=2,input=angle"},
+        Side("ntk_search", "fc:depth=2,input=angle"),
         "NTK, fc:depth=2 on u",
         "ntk",
         "D",
     ),
     (
-        {"method": "ntk_search", "arch": "fc:depth=2"},
+        Side("ntk_search", "fc:depth=2"),
         "NTK, fc:depth=2 on (cos, sin)",
         "tree",
         "s",
     ),
     (
-        {"method": "net_search", "arch": "fc:depth=2,input=angle"},
+        Side("net_search", "fc:depth=2,input=angle"),
         "trained fc:depth=2 on u",
         "net",
         "o",
     ),
 )
 for i, (side, lab, ck, mk) in enumerate(SERIES):
-    recs = claims.search_records("e3a_sawtooth", side, 0.1)
+    recs = searches("e3a_sawtooth", side, 0.1)
     for t, r in recs.items():
         med, x = r["median"], analysis.depth_of(t) + (i - 1) * 0.08
         style.nstar_point(a2, x, med, style.COLORS[ck], mk)

@@ -7,16 +7,16 @@ import analysis
 import numpy as np
 from style import plt
 
-from ntkgap.verdicts import claims
+from ntkgap.verdicts import selection
 from ntkgap.runs import runner
 from ntkgap.nets.arch import parse_arch
 
 EXP = "e3b_parity"
 eps = analysis.EPS
-SERIES = (  # (side without arch, label, colour, marker)
-    ({"method": "ntk_search", "ridge": 0.0}, "NTK regression, ridgeless", "ntk", "D"),
-    ({"method": "ntk_search", "ridge": "tuned"}, "NTK regression, tuned ridge", "tree", "s"),
-    ({"method": "net_search"}, "trained 2-layer net", "net", "o"),
+SERIES = (  # (method, ridge, label, colour, marker)
+    ("ntk_search", selection.RIDGELESS, "NTK regression, ridgeless", "ntk", "D"),
+    ("ntk_search", "tuned", "NTK regression, tuned ridge", "tree", "s"),
+    ("net_search", selection.RIDGELESS, "trained 2-layer net", "net", "o"),
 )
 theory = {(c["target"], c["arch"]): r for c, r in runner.results(EXP, "theory")}
 archs = sorted({a for _, a in theory} | {c["arch"] for c, _ in runner.results(EXP, "net_search")})
@@ -26,7 +26,7 @@ fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 3.3 * rows), squeeze=F
 
 
 def order(t):
-    return claims.param_of(t, "k")
+    return selection.param_of(t, "k")
 
 
 for ax, arch in zip(axes.ravel(), archs):
@@ -44,8 +44,8 @@ for ax, arch in zip(axes.ravel(), archs):
             color=style.COLORS["theory"],
             label="theory not valid (n > 10% of inputs)",
         )
-    for i, (side, lab, ck, mk) in enumerate(SERIES):
-        recs = claims.search_records(EXP, dict(side, arch=arch), eps)
+    for i, (method, ridge, lab, ck, mk) in enumerate(SERIES):
+        recs = selection.searches(EXP, selection.Side(method, arch, ridge), eps)
         for t, r in recs.items():
             med, x = r["median"], order(t) + (i - 1) * 0.08
             style.nstar_point(ax, x, med, style.COLORS[ck], mk)

@@ -13,17 +13,17 @@ import analysis
 import numpy as np
 from style import plt
 
-from ntkgap.verdicts import claims
+from ntkgap.verdicts import selection, tables
 from ntkgap.runs import runner
 from ntkgap.targets import parse_target
 
 EXP = "e4_trees"
 SERIES = (  # (method, arch prefix, ridge, label, colour key, marker)
-    ("ntk_search", "tree", 0.0, "tree NTK (ridgeless KRR)", "tree_ntk", "s"),
+    ("ntk_search", "tree", selection.RIDGELESS, "tree NTK (ridgeless KRR)", "tree_ntk", "s"),
     ("ntk_search", "tree", "tuned", "tree NTK (ridge tuned on validation)", "tree_ridge", "P"),
-    ("net_search", "tree", 0.0, "tree net (trained)", "tree", "o"),
-    ("ntk_search", "fc", 0.0, "fc NTK (KRR)", "ntk", "D"),
-    ("net_search", "fc", 0.0, "fc net (trained)", "net", "^"),
+    ("net_search", "tree", selection.RIDGELESS, "tree net (trained)", "tree", "o"),
+    ("ntk_search", "fc", selection.RIDGELESS, "fc NTK (KRR)", "ntk", "D"),
+    ("net_search", "fc", selection.RIDGELESS, "fc net (trained)", "net", "^"),
 )
 COLORS = dict(style.COLORS, tree_ntk="#1e8449", tree_ridge="#7dcea0", lazy="#8e44ad")
 NODES = ("parity", "linear-plus", "tanh", "and", "random")
@@ -31,7 +31,7 @@ eps = analysis.EPS
 
 
 def families():
-    """The depth-indexed target families of the stored cells (claims.depth_families):
+    """The depth-indexed target families of the stored cells (selection.depth_families):
     trees first (arity 2 first, then by node), then the others (layered circuits)."""
 
     def order(item):
@@ -40,14 +40,14 @@ def families():
         return (fam["name"] != "tree", fam.get("arity", 0), NODES.index(node) if node in NODES
                 else 9, item[0])  # fmt: skip
 
-    return [v for _, v in sorted(claims.depth_families(EXP).items(), key=order)]
+    return [v for _, v in sorted(selection.depth_families(EXP).items(), key=order)]
 
 
 def kurtosis_text(fam_targets):
     """'kurtosis by L 2: 1.0, 3: ...' (~ marks a Monte Carlo estimate)."""
     parts = []
     for L, spec in sorted(fam_targets.items()):
-        m = claims.target_moments(spec)
+        m = tables.target_moments(spec)
         if m["kurtosis"] is not None:
             parts.append(f"{L}: {'' if m['exact'] else '~'}{m['kurtosis']:.3g}")
     return "kurtosis by L " + ", ".join(parts) if parts else ""
@@ -59,7 +59,7 @@ def title(fam):
         return f"arity {fam['arity']}, node = {fam['node']}"
     if fam["name"] == "layered":
         return f"layered circuits, fan-in {fam['fan_in']} (DAG), seed {fam['seed']}"
-    return claims.family_label(fam)
+    return selection.family_label(fam)
 
 
 def draw_family(ax, fam, targets):
@@ -68,7 +68,7 @@ def draw_family(ax, fam, targets):
         ("fc", "fc NTK theory", "theory"),
         ("tree", "tree NTK theory", "tree_ntk"),
     ):
-        th = claims.theory_nstar_by_depth(EXP, fam, arch, eps)
+        th = selection.theory_nstar_by_depth(EXP, fam, arch, eps)
         # censored theory (n* beyond its n_max) is drawn at n_max as a triangle
         L = [x for x, v in th.items() if v.get("n_star") is not None or v.get("censored")]
         if not L:
@@ -83,7 +83,9 @@ def draw_family(ax, fam, targets):
         ax.plot(La[cens], n[cens], "^", mfc="none", color=COLORS[ck], ms=5)
         Ls |= set(L)
     for i, (meth, arch, ridge, lab, ck, mk) in enumerate(SERIES):
-        recs = claims.nstar_by_depth(EXP, meth, fam, arch, eps, ridge)
+        recs = selection.nstar_by_depth(
+            EXP, selection.Side(meth, arch, ridge, prefix=True), fam, eps
+        )
         if not recs:
             continue
         dx = (i - 2) * 0.06
@@ -140,13 +142,13 @@ def draw_lazy(ax):
         ax.errorbar(n * dx, m, yerr=bars, fmt=mk + "-", color=COLORS[ck], capsize=2, ms=5,
                     label=lab)  # fmt: skip
     ax.axhline(eps, color="grey", lw=0.8, ls=":", label=f"eps = {eps}")
-    spec = claims.param_of(target, "node")
+    spec = selection.param_of(target, "node")
     ax.set(
         xscale="log",
         yscale="log",
         xlabel="n (pool; the lazy net holds 2% out)",
         ylabel="relative test MSE (median, min..max over seeds)",
-        title=f"lazy limit at L={claims.depth_of(target)}, node = {spec}\n{arch}",
+        title=f"lazy limit at L={selection.depth_of(target)}, node = {spec}\n{arch}",
     )
     ax.legend(fontsize=6, loc="lower left")
 

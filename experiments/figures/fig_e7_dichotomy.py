@@ -13,6 +13,7 @@ from ntkgap.targets import spectra
 from ntkgap.nets.arch import parse_arch
 from ntkgap.specs import label
 from ntkgap.targets import parse_target
+from ntkgap.verdicts import selection
 
 spec = {c["target"]: r for c, r in runner.results("zoo", "spectrum")}
 
@@ -52,7 +53,7 @@ for method, ax, pts, kinds in (
     for cell, r in runner.results("e4_trees", method):
         t, arch = cell["target"], parse_arch(cell["arch"]).name
         # the ridgeless kernels (E4 also has validation-tuned ridges)
-        if abs(cell["eps"] - eps) > 1e-12 or cell.get("ridge", 0.0) != 0.0:
+        if not selection.at(cell, eps):
             continue
         med = r["median"]
         degree, constituents = complexities(t)

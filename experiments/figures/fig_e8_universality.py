@@ -12,7 +12,7 @@ import numpy as np
 from style import plt
 
 from ntkgap import specs
-from ntkgap.verdicts import claims
+from ntkgap.verdicts import claims, selection
 from ntkgap.runs import runner
 from ntkgap.nets.arch import ACTS
 
@@ -97,7 +97,7 @@ def saw_tree(a, c):
     kind, target = c
     if kind == "fc":
         return th.get((f"fc:act={a},b_std=0.1,depth=1", target))
-    L = claims.depth_of(target)
+    L = selection.depth_of(target)
     return th.get((f"tree:act={a},b_std=0.1,arity=2,L={L}", target))
 
 

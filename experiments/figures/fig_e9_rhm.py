@@ -11,9 +11,10 @@ import style  # noqa: I001  (first: puts experiments/ on sys.path)
 import numpy as np
 from style import plt
 
-from ntkgap.verdicts import claims
 from ntkgap.runs import runner
 from ntkgap.targets.rhm import n_valid_formula
+from ntkgap.verdicts.nstar_statistics import nstar_by_key
+from ntkgap.verdicts.selection import Side
 
 EXP = "e9_rhm"
 CFG = runner.load_config(os.path.join(style.ROOT, "experiments", f"{EXP}.toml"))
@@ -27,16 +28,6 @@ SERIES = (  # (method, arch prefix, label, colour, marker)
 )
 
 
-def by_x(method, arch, family, key, eps):
-    """{x: median record} of the search cells of one predictor."""
-    out = {}
-    for cell, res in runner.results(EXP, method):
-        if cell["arch"].startswith(arch) and claims.matches(cell["target"], family):
-            if abs(cell["eps"] - eps) < 1e-12:
-                out[claims.param_of(cell["target"], key)] = res["median"]
-    return dict(sorted(out.items()))
-
-
 fig, axes = plt.subplots(1, 2, figsize=(9.0, 4.0))
 any_data = False
 for ax, cid in zip(axes, ("E9-cnn-scaling-L", "E9-cnn-scaling-m")):
@@ -44,20 +35,11 @@ for ax, cid in zip(axes, ("E9-cnn-scaling-L", "E9-cnn-scaling-m")):
     key, fam, eps = p["x"], p["family"], p["eps"]
     xs = set()
     for i, (meth, arch, lab, color, mk) in enumerate(SERIES):
-        recs = by_x(meth, arch, fam, key, eps)
+        recs = nstar_by_key(EXP, Side(meth, arch, prefix=True), fam, key, eps)
         xs |= set(recs)
         dx = (i - 1.5) * 0.05
-        for x, med in recs.items():
-            n = med["n_star"]
-            if n is None:
-                continue
-            if med["censored"] == "right":
-                ax.plot(x + dx, n, "^", color=color, mfc="none", ms=7)
-            elif med["censored"] == "left":
-                ax.plot(x + dx, n, "v", color=color, mfc="none", ms=7)
-            else:
-                lo, hi = med["lo"] or n, med["hi"] or n
-                ax.errorbar(x + dx, n, yerr=[[n - lo], [hi - n]], fmt=mk, color=color, capsize=2)
+        for x, r in recs.items():
+            style.nstar_point(ax, x + dx, r["median"], color, mk)
         ax.plot([], [], mk, color=color, label=lab)
     if xs:
         any_data = True

@@ -41,12 +41,15 @@ plt.rcParams.update(
 
 def nstar_point(ax, x, med, color, marker):
     """One search's median n*: a hollow triangle when censored (up: beyond
-    n_max, down: at the smallest n), else the point with its CI bars."""
+    n_max, down: at the smallest n), else the point with its CI bars; nothing
+    when the median has no n*."""
+    if med["n_star"] is None:
+        return
     if med["censored"] == "right":
         ax.plot(x, med["n_star"], "^", color=color, ms=7, mfc="none")
     elif med["censored"] == "left":
         ax.plot(x, med["n_star"], "v", color=color, ms=7, mfc="none")
-    elif med["n_star"] is not None:
+    else:
         lo, hi = med["lo"] or med["n_star"], med["hi"] or med["n_star"]
         yerr = [[med["n_star"] - lo], [hi - med["n_star"]]]
         ax.errorbar(x, med["n_star"], yerr=yerr, fmt=marker, color=color, capsize=2, ms=5)

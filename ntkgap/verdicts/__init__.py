@@ -1,3 +1,5 @@
-"""From stored results to verdicts: the claims and their statistics
-(``claims``) and the user-facing kernel-versus-network comparison
-(``comparison``)."""
+"""From stored results to verdicts: what is read (``selection``), the claims
+of a config (``claims``: parsing and evaluation) with their schema and
+decision rules (``rules``) and statistics (``curve_statistics``,
+``nstar_statistics``), the report's tables (``tables``) and the user-facing
+kernel-versus-network comparison (``comparison``)."""

@@ -28,7 +28,14 @@ import os
 import textwrap
 import time
 
+from ntkgap._infra import config
+from ntkgap._infra.files import atomic_write, check_writable, dumps, ensure_folder, save_figure
 from ntkgap.errors import UsageError
+from ntkgap.nets.arch import parse_arch
+from ntkgap.runs import runner
+from ntkgap.specs import parse_int_list
+from ntkgap.targets import parse_spec, parse_target, with_depth
+from ntkgap.verdicts import claims, selection
 
 NAME = "compare"
 FC = "fc:depth=2"
@@ -89,8 +96,6 @@ def parse_depths(text) -> list[int]:
                     raise UsageError(f"--L {s!r}: the range is empty (give A..B with A <= B)")
                 out = list(range(a, b + 1))
             else:
-                from ntkgap.specs import parse_int_list
-
                 out = parse_int_list("--L", s)
         except ValueError:
             raise UsageError(f"--L {s!r}: not a depth range (give e.g. 1..4 or 2,3)") from None
@@ -104,8 +109,6 @@ def parse_depths(text) -> list[int]:
 def _members(family, depths):
     """[(L, target spec)] of a family: one spec (``with_depth``) or a list of
     DAG files, one per depth (or one path with ``{L}``)."""
-    from ntkgap.targets import with_depth
-
     fam = [family] if isinstance(family, str) else list(family)
     fam = [f"file:{f}" if f.endswith(".toml") and not f.startswith("file:") else f for f in fam]
     if not fam or not all(isinstance(f, str) and f.strip() for f in fam):
@@ -125,7 +128,6 @@ def _tree_arch(target, spec: str) -> str | None:
     """The depth-aware architecture of a target, or None."""
     if hasattr(target, "tree_arch"):  # DAG files, the random hierarchy model
         return target.tree_arch()
-    from ntkgap.targets import parse_spec
 
     p = parse_spec(spec).params
     if "arity" in p and "L" in p:
@@ -164,11 +166,6 @@ def plan(family, depths, budget: str = "quick") -> dict:
         The config as a dict (``name``, ``title``, ``claim``, ``quick`` or
         ``full``) plus ``_depths``: {target spec: L}.
     """
-    from ntkgap.nets.arch import parse_arch
-    from ntkgap.runs import runner
-    from ntkgap.targets import parse_target
-    from ntkgap.verdicts import claims
-
     if budget not in BUDGETS:
         raise UsageError(f"--profile {budget!r} is not allowed (allowed: quick, full)")
     b = BUDGETS[budget]
@@ -270,29 +267,25 @@ def to_toml(cfg: dict) -> str:
 def _depths(by_depth: dict, profile: str):
     """Claims and collectors read this comparison's cells, with their depths
     from ``by_depth`` and only the cells of the profile last run."""
-    from ntkgap._infra import config
-    from ntkgap.verdicts import claims
-
-    saved = claims.depth_of, claims.matches
-    claims.depth_of = lambda target: by_depth.get(target)
-    claims.matches = lambda spec, family: spec in by_depth
+    saved = selection.depth_of, selection.matches
+    selection.depth_of = lambda target: by_depth.get(target)
+    selection.matches = lambda spec, family: spec in by_depth
     try:
         with config.override(profile=profile):
             yield
     finally:
-        claims.depth_of, claims.matches = saved
+        selection.depth_of, selection.matches = saved
 
 
 def _series():
     """{label: {L: median record}} of the four predictors, and theory."""
-    from ntkgap.verdicts import claims
-
     out = {}
     for meth, arch, label, _c, _m in SERIES:
-        recs = claims.nstar_by_depth(NAME, meth, {"name": NAME}, arch, EPS)
+        side = selection.Side(meth, arch, prefix=True)
+        recs = selection.nstar_by_depth(NAME, side, {"name": NAME}, EPS)
         out[label] = {L: r["median"] for L, r in recs.items()}
     for arch, label in (("fc", "fc NTK theory"), ("tree", "depth-aware NTK theory")):
-        out[label] = claims.theory_nstar_by_depth(NAME, {"name": NAME}, arch, EPS)
+        out[label] = selection.theory_nstar_by_depth(NAME, {"name": NAME}, arch, EPS)
     return out
 
 
@@ -309,12 +302,10 @@ def plot(series: dict, path_stem: str, title: str = "") -> None:
     Returns:
         None.
     """
-    import matplotlib
+    import matplotlib  # here: the Agg backend is chosen only when a figure is drawn
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from ntkgap._infra.files import save_figure
 
     fig, ax = plt.subplots(figsize=(5.5, 4.2))
     for i, (_meth, _arch, label, color, mk) in enumerate(SERIES):
@@ -392,8 +383,6 @@ def check_out(out: str) -> None:
     Returns:
         None.
     """
-    from ntkgap._infra.files import check_writable
-
     out = os.fspath(out)
     if os.path.exists(out) and not os.path.isdir(out):
         raise UsageError(f"--out {out}: a file has that name (give a folder)")
@@ -420,11 +409,6 @@ def compare(
         ``{"out", "files", "run", "claims"}``: the written paths, the
         runner's summary and the claims in the summary.json claim format.
     """
-    from ntkgap._infra import config
-    from ntkgap._infra.files import atomic_write, dumps, ensure_folder
-    from ntkgap.runs import runner
-    from ntkgap.verdicts import claims
-
     cfg = plan(family, depths, profile)  # every check first: bad input writes nothing
     check_out(out)
     run_profile = "full" if profile == "full" else "quick"

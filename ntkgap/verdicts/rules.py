@@ -1,0 +1,155 @@
+"""Claims' schema and decision rules: the Claim and the Measured value a
+statistic returns, and the one verdict helper :func:`decide`.
+
+Rules (``kind``): ``above`` / ``below`` a ``threshold`` (supported when the
+whole CI is on the claimed side, not supported when it is wholly on the
+other side, otherwise inconclusive); ``equivalence`` within +-``margin``
+(two-sided: supported when the CI lies inside, not supported when it lies
+wholly outside). ``deterministic = true`` decides on the value alone, for
+statistics with no sampling error (theory); otherwise a missing CI (fewer
+than ``scaling.MIN_SEEDS_FOR_CI`` seeds) gives "inconclusive".
+``min_depths = K`` asks for at least K resolved depths ("too few depths").
+A CI end that censoring leaves open (``lo_censored``/``hi_censored``: a
+sample complexity beyond the largest n searched) counts as -inf/+inf, so
+a bound can still decide on its closed side.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from ntkgap.errors import UsageError
+from ntkgap.runs import scaling
+
+SUPPORTED, NOT_SUPPORTED = "supported", "not supported"
+INCONCLUSIVE, TOO_FEW_DEPTHS = "inconclusive at this profile's scale", "too few depths"
+VERDICTS = (SUPPORTED, NOT_SUPPORTED, INCONCLUSIVE, TOO_FEW_DEPTHS)
+RULE_KINDS = {"above": ("threshold",), "below": ("threshold",), "equivalence": ("margin",)}
+RULE_OPTIONS = {"deterministic", "min_depths"}
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A declared claim (see the module docstring)."""
+
+    id: str
+    claim: str
+    paper: str
+    statistic: str
+    predictors: tuple
+    params: dict = field(default_factory=dict)
+    rule: dict = field(default_factory=dict)
+
+
+@dataclass
+class Measured:
+    """What a statistic returns: the number, its CI (or None with the
+    reason in ``detail``), how many seeds it rests on and how the CI was
+    made, the number of resolved depths where that matters, and the data
+    behind it (for the report and figures)."""
+
+    value: float | None
+    lo: float | None = None
+    hi: float | None = None
+    seeds: int | None = None
+    ci_method: str | None = None
+    detail: str = ""
+    depths: int | None = None
+    data: dict = field(default_factory=dict)
+    # a CI end that censoring leaves open (lo = -inf, hi = +inf): it still
+    # decides on its other side
+    lo_censored: bool = False
+    hi_censored: bool = False
+
+
+def check_rule(rule, tag: str) -> None:
+    """Raises the one-line UsageError unless ``rule`` is a valid rule table.
+
+    Args:
+        rule: a claim's ``rule`` table.
+        tag: where the claim is, for messages.
+
+    Returns:
+        None.
+    """
+    if not isinstance(rule, dict) or rule.get("kind") not in RULE_KINDS:
+        raise UsageError(f"{tag}: rule.kind must be one of {', '.join(RULE_KINDS)}")
+    need = RULE_KINDS[rule["kind"]]
+    allowed = {"kind", *need, *RULE_OPTIONS}
+    unknown = set(rule) - allowed
+    if unknown:
+        raise UsageError(
+            f"{tag}: rule key '{sorted(unknown)[0]}' is unknown "
+            f"(allowed: {', '.join(sorted(allowed))})"
+        )
+    for key in need:
+        v = rule.get(key)
+        if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
+            raise UsageError(f"{tag}: rule.{key} must be a number")
+
+
+def rule_text(rule: dict) -> str:
+    """The decision rule in words, echoed in the report.
+
+    Args:
+        rule: a claim's rule table (``kind`` and its numbers).
+
+    Returns:
+        str: when the claim is supported, not supported or inconclusive.
+    """
+    k = rule["kind"]
+    ci = "the value" if rule.get("deterministic") else "the CI"
+    if k == "above":
+        t = rule["threshold"]
+        s = f"supported when {ci} lies above {t:g}, not supported when at or below {t:g}"
+    elif k == "below":
+        t = rule["threshold"]
+        s = f"supported when {ci} lies below {t:g}, not supported when at or above {t:g}"
+    else:
+        m = rule["margin"]
+        s = (
+            f"two-sided: supported when {ci} lies inside [-{m:g}, {m:g}], not supported "
+            f"when wholly outside"
+        )
+    s += ", otherwise inconclusive"
+    if rule.get("min_depths"):
+        s += f"; needs >= {rule['min_depths']} resolved depths"
+    if not rule.get("deterministic"):
+        s += f"; no CI (fewer than {scaling.MIN_SEEDS_FOR_CI} seeds) is inconclusive"
+    return s
+
+
+def decide(rule: dict, m: Measured) -> str:
+    """The one verdict helper: a rule and a measurement -> one of VERDICTS.
+
+    Args:
+        rule: a claim's rule table.
+        m: the measured statistic (value and CI).
+
+    Returns:
+        str: SUPPORTED, NOT_SUPPORTED, INCONCLUSIVE or TOO_FEW_DEPTHS.
+    """
+    if rule.get("min_depths") and m.depths and m.depths < rule["min_depths"]:
+        return TOO_FEW_DEPTHS
+    unknown = m.value is None or (isinstance(m.value, float) and not math.isfinite(m.value))
+    if unknown and (rule.get("deterministic") or not (m.lo_censored or m.hi_censored)):
+        return INCONCLUSIVE  # a censored median still decides by its CI's closed end
+    if rule.get("deterministic"):
+        lo = hi = m.value
+    else:
+        lo = -math.inf if m.lo is None and m.lo_censored else m.lo
+        hi = math.inf if m.hi is None and m.hi_censored else m.hi
+        if lo is None or hi is None:
+            return INCONCLUSIVE
+    k = rule["kind"]
+    if k == "above":
+        t = rule["threshold"]
+        return SUPPORTED if lo > t else NOT_SUPPORTED if hi <= t else INCONCLUSIVE
+    if k == "below":
+        t = rule["threshold"]
+        return SUPPORTED if hi < t else NOT_SUPPORTED if lo >= t else INCONCLUSIVE
+    mg = rule["margin"]
+    if -mg < lo and hi < mg:
+        return SUPPORTED
+    return NOT_SUPPORTED if lo >= mg or hi <= -mg else INCONCLUSIVE
