@@ -37,13 +37,20 @@ listed is exact; the rest of the trace is ``tail_trace``. The root's cost is
 one evaluation of the readout per unordered pair of child types (arity 2,
 L = 6: 3.6e8, ~6 s on one core).
 
+Activations: relu and erf in closed form here; every other one through
+``ntkgap.kernels.dual`` (closed forms, or the Hermite series of Daniely,
+Frostig & Singer 2016).
+
 Tree targets (``ntkgap.targets.boolean.Tree``): a node g(u_1..u_a) =
 sum_T g_hat(T) prod_{c in T} u_c over children reading disjoint leaves has
 f_hat(S_1 u .. u S_a) = prod_{c in N} f_c_hat(S_c) * C_N with
 N = {c : S_c nonempty}, C_N = sum_{T >= N} g_hat(T) prod_{c in T \\ N} E f_c,
 so the power of a shape is C_N^2 times the children's powers, summed over
 the distinct assignments of the shape's parts to children (O'Donnell,
-"Analysis of Boolean Functions", 2014, ch. 1).
+"Analysis of Boolean Functions", 2014, ch. 1). A ``tanh`` node is not
+multilinear: each shape then carries its signed measure over the node's
+values (the finite law of ``ntkgap.targets.boolean.tanh_scales``), pushed
+forward through the node, and f_hat is that measure's mean (``_TanhTarget``).
 """
 
 from __future__ import annotations
@@ -55,7 +62,12 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ntkgap.errors import UsageError
+from ntkgap.kernels import dual
+from ntkgap.targets.boolean import tanh_scales
 
+# significant digits of the Hermite-series duals (gelu, tanh, silu, softplus):
+# float64 needs no more, and their set-up time grows with it (~0.6 s per q at 16)
+DUAL_DIGITS = 17
 # largest (shapes x types) array of signed measures carried at one height
 MAX_CELLS = 2**25
 # most shapes carried at a capped height (the root's cost grows with it)
@@ -64,11 +76,25 @@ MAX_CARRIED = 96
 MAX_ORDERED = 2**26
 
 
-def _duals(act: str, xp=np):
+def _duals(act: str, xp=np, slope: float = 0.01):
     """(E phi(u)phi(v), E phi'(u)phi'(v), E phi(u)^2) as functions of (c, q)
-    for (u, v) centred Gaussian with covariance [[q, c], [c, q]], in array
-    module ``xp`` (numpy or jax.numpy) (Cho & Saul 2009 for ReLU, Williams
-    1997 for erf)."""
+    for (u, v) centred Gaussian with covariance [[q, c], [c, q]].
+
+    relu and erf in closed form in array module ``xp`` (numpy or jax.numpy)
+    (Cho & Saul 2009 for ReLU, Williams 1997 for erf); every other
+    activation of ``ntkgap.kernels.dual`` through its dual there (closed
+    forms for leaky_relu, abs, sin; the Hermite series of Daniely, Frostig &
+    Singer 2016 to ``DUAL_DIGITS`` digits for gelu, tanh, silu, softplus),
+    in numpy only.
+
+    Args:
+        act: the activation's name (``ntkgap.kernels.dual.ACTS``).
+        xp: the array module of the closed forms.
+        slope: leaky_relu's negative slope.
+
+    Returns:
+        tuple of three functions: e_pp(c, q), e_dd(c, q), e_qq(q).
+    """
     if act == "relu":
 
         def e_pp(c, q):
@@ -90,64 +116,98 @@ def _duals(act: str, xp=np):
             return 4 / np.pi / xp.sqrt(den * den - 4 * c * c)
 
         return e_pp, e_dd, lambda q: 2 / np.pi * np.arcsin(2 * q / (1 + 2 * q))
-    raise UsageError(
-        f"arch act={act}: recursive tree eigenvalues need a closed-form dual (allowed: relu, erf)"
-    )
+    if act not in dual.ACTS:
+        raise UsageError(f"arch act={act}: no dual (allowed: {', '.join(dual.ACTS)})")
+    return _series_duals(act, slope)
 
 
-def _pair_form(u, w, N, act, W2, b2, q, tile=128):
+def _series_duals(act: str, slope: float):
+    """``_duals`` through ``ntkgap.kernels.dual``'s per-q dual objects (cached per q)."""
+    cache = {}
+
+    def at(q):
+        key = float(q)
+        if key not in cache:
+            cache[key] = dual._Dual(act, key, dual._Numpy(), "numpy", slope, DUAL_DIGITS, False)
+        return cache[key]
+
+    def e_qq(q):
+        return float(at(q)(np.asarray(float(q)))[2])
+
+    return (lambda c, q: at(q)(c)[0]), (lambda c, q: at(q)(c)[1]), e_qq
+
+
+def _pair_form(u, w, N, act, W2, b2, q, tile=128, duals=None):
     """Y = G N for the symmetric arity-2 root kernel
     G[i, j] = K(Sigma = W^2 (u_i + u_j)/2 + b^2, Theta = Sigma + W^2 (w_i + w_j)/2)
     (see ``tree_spectrum``), by square tiles of the upper triangle, each
     entry evaluated once. The readout is rewritten as
     G = F(x) + H(x) (e_i + e_j), x = r_i + r_j, with the per-row terms
-    r, e precomputed (relu: x = Sigma / q; erf: x = 2 Sigma / (1 + 2q)).
-    Small tiles keep the elementwise passes in cache (measured ~2x faster
-    than 1024-wide tiles); the products run per row panel."""
+    r, e precomputed (relu: x = Sigma / q; erf: x = 2 Sigma / (1 + 2q);
+    other activations: x = Sigma, through ``duals``, the triple of
+    ``_duals``). Small tiles keep the elementwise passes in cache (measured
+    ~2x faster than 1024-wide tiles); the products run per row panel."""
     n, m = N.shape
     e = 0.5 * W2 * np.asarray(w)
     if act == "relu":
         r = (0.5 * W2 * np.asarray(u) + 0.5 * b2) / q
-        c_sq, c_lin, c_h = W2 * q / (2 * np.pi), W2 * q / np.pi, W2 / (2 * np.pi)
-
-        def tile_kernel(x, ee):
-            np.minimum(x, 1.0, out=x)  # rounding above the diagonal's 1
-            arc = np.arccos(x)
-            np.subtract(np.pi, arc, out=arc)
-            G = x * x
-            np.subtract(1.0, G, out=G)
-            np.sqrt(G, out=G)
-            G *= c_sq
-            x *= c_lin
-            ee *= c_h
-            x += ee
-            x *= arc
-            G += x
-            return G
-
+        tile_kernel = _relu_tile(W2, q)
+    elif act == "erf":
+        r = (0.5 * W2 * np.asarray(u) + 0.5 * b2) * (2 / (1 + 2 * q))
+        tile_kernel = _erf_tile(W2, q)
     else:
-        den = 1 + 2 * q
-        r = (0.5 * W2 * np.asarray(u) + 0.5 * b2) * (2 / den)
-        c_f, c_h = 2 * W2 / np.pi, 4 * W2 / (np.pi * den)
+        r = 0.5 * W2 * np.asarray(u) + 0.5 * b2
+        e_pp, e_dd, _ = duals
 
         def tile_kernel(x, ee):
-            inv = x * x
-            np.subtract(1.0, inv, out=inv)
-            np.sqrt(inv, out=inv)
-            np.divide(1.0, inv, out=inv)
-            G = np.arcsin(x)
-            G += x * inv
-            G *= c_f
-            ee *= c_h
-            ee *= inv
-            G += ee
-            return G
+            return W2 * e_pp(x, q) + W2 * (x + ee) * e_dd(x, q)
 
     Y = np.zeros((n, m))
     with _one_blas_thread():
         _pair_tiles(Y, r, e, N, tile_kernel, tile)
     Y += b2 * N.sum(0)  # the readout bias: a constant b^2 in every entry
     return Y
+
+
+def _relu_tile(W2, q):
+    c_sq, c_lin, c_h = W2 * q / (2 * np.pi), W2 * q / np.pi, W2 / (2 * np.pi)
+
+    def tile_kernel(x, ee):
+        np.minimum(x, 1.0, out=x)  # rounding above the diagonal's 1
+        arc = np.arccos(x)
+        np.subtract(np.pi, arc, out=arc)
+        G = x * x
+        np.subtract(1.0, G, out=G)
+        np.sqrt(G, out=G)
+        G *= c_sq
+        x *= c_lin
+        ee *= c_h
+        x += ee
+        x *= arc
+        G += x
+        return G
+
+    return tile_kernel
+
+
+def _erf_tile(W2, q):
+    den = 1 + 2 * q
+    c_f, c_h = 2 * W2 / np.pi, 4 * W2 / (np.pi * den)
+
+    def tile_kernel(x, ee):
+        inv = x * x
+        np.subtract(1.0, inv, out=inv)
+        np.sqrt(inv, out=inv)
+        np.divide(1.0, inv, out=inv)
+        G = np.arcsin(x)
+        G += x * inv
+        G *= c_f
+        ee *= c_h
+        ee *= inv
+        G += ee
+        return G
+
+    return tile_kernel
 
 
 def _one_blas_thread():
@@ -255,12 +315,7 @@ class _Target:
         from ntkgap.targets.boolean import _apply_node
 
         spec = target.spec
-        if (spec["arity"], spec["L"]) != (a, L):
-            raise UsageError(
-                f"target '{spec}': recursive tree spectra need the arch's arity and L "
-                f"(arity={a}, L={L})"
-            )
-        self.a = a
+        self.a, self.L = a, L
         self.node = spec["node"]
         cols = [np.where((np.arange(2**a) >> c) & 1, -1.0, 1.0) for c in range(a)]
         from ntkgap.spectral import walsh
@@ -284,6 +339,46 @@ class _Target:
 
         visit(0, 0)
         self.per_node = tables is not None
+
+    def leaf(self, lvl, n_leaves):
+        lvl["P"] = [np.array([0.0, 1.0])] * n_leaves  # per leaf: power per shape
+        lvl["mean"] = [0.0] * n_leaves
+
+    def level_power(self, h, cand, prev):
+        return _level_power(self, h, self.L, self.a, cand, prev)
+
+    def attach(self, h, lvl, cand, prev):
+        """Nothing to carry: the composition rule reads powers and means."""
+
+    def second_moment(self, prev):
+        # E f^2 by the same recursion with every shape summed: the node
+        # second moment from the children's (independent) moments
+        return _second_moment(self, self.L, self.a)
+
+    def wide_power(self, levels, f1, f2, mult):
+        """(power per root shape (f1, f2), E f, E f^2) for ``_wide_root``."""
+        L = len(levels)  # heights 0..L-1: the root is not listed yet
+        child = levels[L - 1]
+        full = child["full"]
+        ghat = self.ghat[(L, 0)]
+        km = child["mean"][:2]
+        cn = {
+            nm: sum(
+                ghat[T] * math.prod(km[c] for c in range(2) if (T >> c) & 1 and not (nm >> c) & 1)
+                for T in range(4)
+                if T & nm == nm
+            )
+            for nm in range(4)
+        }
+        P0, P1 = full["P"][0], full["P"][1]
+
+        def assign(x, y):  # x to child 0, y to child 1
+            nm = (x != 0).astype(int) + 2 * (y != 0).astype(int)
+            c2 = np.array([cn[i] ** 2 for i in range(4)])[nm]
+            return c2 * np.where(x != 0, P0[x], 1.0) * np.where(y != 0, P1[y], 1.0)
+
+        power = assign(f1, f2) + np.where(f1 != f2, assign(f2, f1), 0.0)
+        return power, float(cn[0]), _second_moment(self, L, 2)
 
 
 def _combine_power(children_shapes, kid_P, kid_mean, ghat, a):
@@ -309,6 +404,94 @@ def _combine_power(children_shapes, kid_P, kid_mean, ghat, a):
     return total
 
 
+@dataclass
+class NodeTypes:
+    """The node recursion over types (see the module docstring).
+
+    ``combos[h]`` (h = 1..L-1) lists the sorted child-type tuples of the
+    types at height h, ``to_multiset[h]`` maps every ordered child-type tuple
+    (C order) to its type. ``u``, ``w`` hold per root-child type
+    E[phi phi](Sigma) and Theta E[phi' phi'](Sigma) (L = 1: the leaves'
+    z and 0), and ``q_root`` is the root's NNGP diagonal."""
+
+    arity: int
+    L: int
+    W2: float
+    b2: float
+    duals: tuple
+    combos: list
+    to_multiset: list
+    u: np.ndarray
+    w: np.ndarray
+    q_root: float
+
+    def root_kernel(self, u_mean, w_mean, kind: str = "ntk"):
+        """The readout's kernel at the root children's mean u and mean w.
+
+        Args:
+            u_mean: mean over the root's children of ``u`` at their types.
+            w_mean: the same for ``w``.
+            kind: "ntk" or "nngp".
+
+        Returns:
+            array shaped like ``u_mean``.
+        """
+        e_pp, e_dd, _ = self.duals
+        s = self.W2 * u_mean + self.b2
+        out = self.W2 * e_pp(s, self.q_root) + self.b2
+        if kind == "ntk":
+            out = out + self.W2 * (s + self.W2 * w_mean) * e_dd(s, self.q_root)
+        return out
+
+
+def node_types(arch) -> NodeTypes:
+    """Types of every height below the root of a ``tree`` arch, and the
+    values its root reads (the recursion of the module docstring).
+
+    Args:
+        arch: a ``tree`` Arch (any activation of ``ntkgap.kernels.dual``).
+
+    Returns:
+        NodeTypes.
+
+    References: Jacot et al. 2018 and Arora et al. 2019 (NTK recursion),
+    Novak et al. 2019 (locally connected layers).
+    """
+    sp = arch.spec
+    a, L = sp["arity"], sp["L"]
+    W2, b2 = sp["W_std"] ** 2, sp["b_std"] ** 2
+    duals = _duals(sp["act"], slope=sp["slope"])
+    e_pp, e_dd, e_qq = duals
+    leaf_z = np.array([1.0, -1.0])  # leaf type 0 is z = +1, type 1 is z = -1
+    q = W2 + b2  # the NNGP diagonal at height 1
+    combos, to_ms = [None], [None]
+    sig = the = None
+    for h in range(1, L):
+        n_prev = 2 if h == 1 else sig.size
+        if n_prev**a > MAX_ORDERED:
+            raise UsageError(
+                f"arch '{sp}': {n_prev}^{a} child types at height {h} exceed the recursion's "
+                f"budget ({MAX_ORDERED})"
+            )
+        c = _multisets(n_prev, a)
+        if h == 1:
+            s_new = W2 * leaf_z[c].mean(1) + b2
+            t_new = s_new.copy()
+        else:
+            u, w = e_pp(sig, q), the * e_dd(sig, q)
+            s_new = W2 * u[c].mean(1) + b2
+            t_new = s_new + W2 * w[c].mean(1)
+            q = W2 * e_qq(q) + b2
+        combos.append(c)
+        to_ms.append(_ordered_to_multiset(n_prev, a, c))
+        sig, the = s_new, t_new
+    if L == 1:
+        u, w, q_root = leaf_z, np.zeros(2), W2 + b2
+    else:
+        u, w, q_root = e_pp(sig, q), the * e_dd(sig, q), W2 * e_qq(q) + b2
+    return NodeTypes(a, L, W2, b2, duals, combos, to_ms, u, w, q_root)
+
+
 def tree_spectrum(
     arch,
     *,
@@ -320,12 +503,13 @@ def tree_spectrum(
     """Eigenvalues (and a tree target's power) of ``tree`` arch's NTK per shape.
 
     Args:
-        arch: a ``tree`` Arch (act relu or erf).
+        arch: a ``tree`` Arch (any activation of ``ntkgap.kernels.dual``).
         kcap: at heights too large to carry whole (see ``MAX_CELLS``), the
             shapes of degree <= kcap are carried (and listed at the root).
-        target: optional ``Tree`` target with the arch's arity and L; its
-            power per listed shape is computed, and at capped heights the
-            ``keep_power`` shapes of largest power are carried too.
+        target: optional ``Tree`` target with the arch's arity and L (any
+            node, tanh included); its power per listed shape is computed,
+            and at capped heights the ``keep_power`` shapes of largest power
+            are carried too.
         keep_power: see ``target``.
         max_blocks: capped spectra list at most about this many blocks: every
             block of degree <= ``capped_at``, then the largest eigenvalues and
@@ -337,133 +521,104 @@ def tree_spectrum(
     References: Jacot et al. 2018 and Arora et al. 2019 (NTK recursion),
     Novak et al. 2019 (locally connected layers); see the module docstring.
     """
-    sp = arch.spec
-    a, L = sp["arity"], sp["L"]
-    W2, b2 = sp["W_std"] ** 2, sp["b_std"] ** 2
-    e_pp, e_dd, e_qq = _duals(sp["act"])
-    tg = _Target(target, a, L) if target is not None else None
-
-    # --- types and their values, heights 0..L-1 (the root's children)
-    # leaves: type 0 is z = +1, type 1 is z = -1
-    leaf_z = np.array([1.0, -1.0])
-    q = W2 + b2
-    types = [None]
-    sig = the = None
-    for h in range(1, L):
-        n_prev = 2 if h == 1 else sig.size
-        if n_prev**a > MAX_ORDERED:
-            raise UsageError(
-                f"arch '{sp}': {n_prev}^{a} child types at height {h} exceed the recursion's "
-                f"budget ({MAX_ORDERED})"
-            )
-        combos = _multisets(n_prev, a)
-        if h == 1:
-            s_new = W2 * leaf_z[combos].mean(1) + b2
-            t_new = s_new.copy()
-        else:
-            u, w = e_pp(sig, q), the * e_dd(sig, q)
-            s_new = W2 * u[combos].mean(1) + b2
-            t_new = s_new + W2 * w[combos].mean(1)
-            q = W2 * e_qq(q) + b2
-        types.append({"combos": combos, "to_multiset": _ordered_to_multiset(n_prev, a, combos)})
-        sig, the = s_new, t_new
-    # q is now the diagonal at height L-1 (or of the leaves' layer for L = 1)
-
-    # --- shapes, heights 0..L-1
-    # level h: "children" (M, a) sorted child shape ids, "degree", "mult",
-    # "nu" (M, T_h) signed measures, "index" {children tuple: id}
-    levels = [
-        {
-            "arity": a,
-            "degree": np.array([0, 1]),
-            "mult": [1, 1],
-            "nu": np.array([[0.5, 0.5], [0.5, -0.5]]),
-            "index": {},
-        }
-    ]
-    if tg is not None:
-        n_leaves = a**L
-        levels[0]["P"] = [np.array([0.0, 1.0])] * n_leaves  # per leaf: power per shape
-        levels[0]["mean"] = [0.0] * n_leaves
+    a, L = arch.spec["arity"], arch.spec["L"]
+    nt = node_types(arch)
+    tg = _make_target(target, a, L) if target is not None else None
+    levels = [_leaf_level(a, L, tg)]
     capped_at = None
     for h in range(1, L):
-        prev = levels[h - 1]
-        cand = _multisets(len(prev["degree"]), a)
-        deg = prev["degree"][cand].sum(1)
-        n_types = types[h]["combos"].shape[0]
-        keep = np.ones(len(cand), dtype=bool)
-        lvl = {"arity": a}
-        if tg is not None:
-            P_all, means = _level_power(tg, h, L, a, cand, prev)
-        if len(cand) * n_types > MAX_CELLS:
-            # carry the shapes of lowest degree that fit, and the target's
-            k_eff = int(kcap)
-            while k_eff > 0 and np.count_nonzero(deg <= k_eff) > MAX_CARRIED:
-                k_eff -= 1
-            keep = deg <= k_eff
-            if tg is not None:
-                score = np.sum(P_all, axis=0)
-                top = np.argsort(-score, kind="stable")[:keep_power]
-                keep[top[score[top] > 0]] = True
+        lvl, k_eff = _shape_level(levels[h - 1], h, nt, tg, kcap, keep_power)
+        if k_eff is not None:
             capped_at = k_eff if capped_at is None else min(capped_at, k_eff)
-        if not keep.all():
-            lvl["full"] = {"cand": cand, "degree": deg, "keep": np.nonzero(keep)[0]}
-            if tg is not None:
-                lvl["full"]["P"] = P_all
-        cand = cand[keep]
-        lvl["degree"] = deg[keep]
-        lvl["mult"] = [
-            _distinct_orders(c) * math.prod(prev["mult"][i] for i in c) for c in cand.tolist()
-        ]
-        lvl["index"] = {tuple(c): i for i, c in enumerate(cand.tolist())}
-        lvl["children"] = cand
-        if tg is not None:
-            lvl["P"] = [row[keep] for row in P_all]
-            lvl["mean"] = means
-        to_ms = types[h]["to_multiset"]
-        nu = np.empty((len(cand), n_types))
-        for i, c in enumerate(cand):
-            outer = prev["nu"][c[0]]
-            for j in c[1:]:
-                outer = np.multiply.outer(outer, prev["nu"][j])
-            nu[i] = np.bincount(to_ms, weights=outer.ravel(), minlength=n_types)
-        lvl["nu"] = nu
         levels.append(lvl)
+    trace = float(nt.root_kernel(nt.u[:1], nt.w[:1])[0])
+    if a == 2 and "full" in levels[L - 1] and L >= 3 and "full" not in levels[L - 2]:
+        return _wide_root(levels, nt, tg, arch.spec["act"], trace, capped_at, max_blocks)
+    return _root(levels, nt, tg, arch.spec, trace, capped_at)
 
-    # --- the root
+
+def _leaf_level(a, L, tg):
+    lvl = {
+        "arity": a,
+        "degree": np.array([0, 1]),
+        "mult": [1, 1],
+        "nu": np.array([[0.5, 0.5], [0.5, -0.5]]),
+        "index": {},
+    }
+    if tg is not None:
+        tg.leaf(lvl, a**L)
+    return lvl
+
+
+def _keep(deg, cells, kcap, P_all, keep_power):
+    """Which candidate shapes a height carries, and the degree cap (None: all)."""
+    if cells <= MAX_CELLS:
+        return np.ones(deg.size, dtype=bool), None
+    # carry the shapes of lowest degree that fit, and the target's
+    k_eff = int(kcap)
+    while k_eff > 0 and np.count_nonzero(deg <= k_eff) > MAX_CARRIED:
+        k_eff -= 1
+    keep = deg <= k_eff
+    if P_all is not None:
+        score = np.sum(P_all, axis=0)
+        top = np.argsort(-score, kind="stable")[:keep_power]
+        keep[top[score[top] > 0]] = True
+    return keep, k_eff
+
+
+def _shape_level(prev, h, nt, tg, kcap, keep_power):
+    """The shapes of height h (``levels[h]`` of ``tree_spectrum``): sorted
+    child shape ids, degree, multiplicity, signed measure over the types, and
+    with a target its power per node. Returns (level, degree cap or None)."""
+    a = nt.arity
+    cand = _multisets(len(prev["degree"]), a)
+    deg = prev["degree"][cand].sum(1)
+    n_types = nt.combos[h].shape[0]
+    P_all = means = None
+    if tg is not None:
+        P_all, means = tg.level_power(h, cand, prev)
+    keep, k_eff = _keep(deg, len(cand) * n_types, kcap, P_all, keep_power)
+    lvl = {"arity": a}
+    if not keep.all():
+        lvl["full"] = {"cand": cand, "degree": deg, "keep": np.nonzero(keep)[0]}
+        if tg is not None:
+            lvl["full"]["P"] = P_all
+    cand = cand[keep]
+    lvl["degree"] = deg[keep]
+    lvl["mult"] = _mults(cand, prev["mult"])
+    lvl["index"] = {tuple(c): i for i, c in enumerate(cand.tolist())}
+    lvl["children"] = cand
+    if tg is not None:
+        lvl["P"] = [row[keep] for row in P_all]
+        lvl["mean"] = means
+        tg.attach(h, lvl, cand, prev)
+    lvl["nu"] = _push_forward(prev["nu"], cand, nt.to_multiset[h], n_types)
+    return lvl, k_eff
+
+
+def _push_forward(nu_prev, cand, to_ms, n_out):
+    """Per shape (sorted child shape ids), the signed measure over the node's
+    values: the outer product of the children's measures summed onto
+    ``to_ms`` (ordered child tuple -> node value id)."""
+    out = np.empty((len(cand), n_out))
+    for i, c in enumerate(cand):
+        outer = nu_prev[c[0]]
+        for j in c[1:]:
+            outer = np.multiply.outer(outer, nu_prev[j])
+        out[i] = np.bincount(to_ms, weights=outer.ravel(), minlength=n_out)
+    return out
+
+
+def _root(levels, nt, tg, sp, trace, capped_at):
+    """Every root shape over whole (or capped) children: mu_S = nu^T G nu."""
+    a, L = nt.arity, nt.L
     prev = levels[L - 1]
-    if L == 1:
-        u = leaf_z  # height-1 input: mean of z
-    else:
-        u, w = e_pp(sig, q), the * e_dd(sig, q)
-        q_root = W2 * e_qq(q) + b2
-    q_first = W2 + b2
-
-    def root_kernel(idx):
-        """K at ordered child-type tuples idx (n, a)."""
-        if L == 1:
-            s_r = W2 * u[idx].mean(1) + b2
-            t_r = s_r
-            qq = q_first
-        else:
-            s_r = W2 * u[idx].mean(1) + b2
-            t_r = s_r + W2 * w[idx].mean(1)
-            qq = q_root
-        return W2 * e_pp(s_r, qq) + b2 + W2 * t_r * e_dd(s_r, qq)
-
-    n_child = prev["nu"].shape[1]
-    trace = float(root_kernel(np.zeros((1, a), dtype=np.int64))[0])
-    if a == 2 and "full" in prev and L >= 3 and "full" not in levels[L - 2]:
-        return _wide_root(levels, types, tg, u, w, sp, W2, b2, q_root, trace, capped_at, max_blocks)
     cand = _multisets(len(prev["degree"]), a)
     deg = prev["degree"][cand].sum(1)
     N = prev["nu"]
+    n_child = N.shape[1]
     if a == 2:
-        if L == 1:
-            # the root reads the leaves: Sigma = W^2 mean z + b^2, Theta = Sigma
-            Y = _pair_form(leaf_z, np.zeros(2), N.T, sp["act"], W2, b2, q_first)
-        else:
-            Y = _pair_form(u, w, N.T, sp["act"], W2, b2, q_root)
+        Y = _pair_form(nt.u, nt.w, N.T, sp["act"], nt.W2, nt.b2, nt.q_root, duals=nt.duals)
         mu = np.einsum("ij,ji->i", N[cand[:, 0]], Y[:, cand[:, 1]])
     else:
         if n_child**a > MAX_ORDERED:
@@ -471,34 +626,25 @@ def tree_spectrum(
                 f"arch '{sp}': {n_child}^{a} ordered root tuples exceed the budget ({MAX_ORDERED})"
             )
         idx = np.indices((n_child,) * a).reshape(a, -1).T
-        Kt = root_kernel(idx).reshape((n_child,) * a)
+        Kt = nt.root_kernel(nt.u[idx].mean(1), nt.w[idx].mean(1)).reshape((n_child,) * a)
         mu = np.empty(len(cand))
         for i, c in enumerate(cand):
             acc = Kt
             for j in reversed(c.tolist()):
                 acc = acc @ N[j]
             mu[i] = acc
-    mult = [_distinct_orders(c) * math.prod(prev["mult"][i] for i in c) for c in cand.tolist()]
-    root = {
-        "arity": a,
-        "degree": deg,
-        "mult": mult,
-        "index": {tuple(c): i for i, c in enumerate(cand.tolist())},
-        "children": cand,
-    }
-    levels.append(root)
+    mult = _mults(cand, prev["mult"])
+    index = {tuple(c): i for i, c in enumerate(cand.tolist())}
+    levels.append({"arity": a, "degree": deg, "mult": mult, "index": index, "children": cand})
     out = TreeSpectrum(deg, mu, mult, trace, capped_at, levels)
     if tg is not None:
-        P_all, means = _level_power(tg, L, L, a, cand, prev)
-        out.power = P_all[0]
-        out.mean = means[0]
-        # E f^2 by the same recursion with every shape summed: the node
-        # second moment from the children's (independent) moments
-        out.second_moment = _second_moment(tg, L, a)
+        P_all, means = tg.level_power(L, cand, prev)
+        out.power, out.mean = P_all[0], means[0]
+        out.second_moment = tg.second_moment(prev)
     return out
 
 
-def _wide_root(levels, types, tg, u, w, sp, W2, b2, q_root, trace, capped_at, max_blocks):
+def _wide_root(levels, nt, tg, act, trace, capped_at, max_blocks):
     """Arity-2 root when the root's children are capped (the height below is
     whole): every root shape {sigma_1, sigma_2} with sigma_2 carried and
     sigma_1 any shape. For a carried sigma_2, Y = G nu_2 is a function of the
@@ -508,9 +654,9 @@ def _wide_root(levels, types, tg, u, w, sp, W2, b2, q_root, trace, capped_at, ma
     L = len(levels)  # heights 0..L-1 so far
     child, grand = levels[L - 1], levels[L - 2]
     full = child["full"]
-    Y = _pair_form(u, w, child["nu"].T, sp["act"], W2, b2, q_root)
+    Y = _pair_form(nt.u, nt.w, child["nu"].T, act, nt.W2, nt.b2, nt.q_root, duals=nt.duals)
     n_grand_types = grand["nu"].shape[1]
-    to_ms = types[L - 1]["to_multiset"]
+    to_ms = nt.to_multiset[L - 1]
     f_cand, f_deg = full["cand"], full["degree"]
     f_mult = np.array([float(m) for m in _mults(f_cand, grand["mult"])])
     carried = full["keep"]
@@ -528,28 +674,19 @@ def _wide_root(levels, types, tg, u, w, sp, W2, b2, q_root, trace, capped_at, ma
     mu, f1, f2 = np.concatenate(mus), np.concatenate(f1), np.concatenate(f2)
     deg = f_deg[f1] + f_deg[f2]
     mult = np.where(f1 == f2, 1.0, 2.0) * f_mult[f1] * f_mult[f2]
-    power = mean = second = None
+    power = None
     if tg is not None:
-        ghat = tg.ghat[(L, 0)]
-        km = child["mean"][:2]
-        cn = {
-            nm: sum(
-                ghat[T] * math.prod(km[c] for c in range(2) if (T >> c) & 1 and not (nm >> c) & 1)
-                for T in range(4)
-                if T & nm == nm
-            )
-            for nm in range(4)
-        }
-        P0, P1 = full["P"][0], full["P"][1]
+        power, mean, second = tg.wide_power(levels, f1, f2, mult)
+    keep = _wide_keep(deg, mu, power, capped_at, max_blocks)
+    root = {"arity": 2, "degree": deg[keep], "index": {}, "children": np.stack([f1, f2], 1)[keep]}
+    levels.append(root)
+    out = TreeSpectrum(deg[keep], mu[keep], mult[keep], trace, capped_at, levels)
+    if tg is not None:
+        out.power, out.mean, out.second_moment = power[keep], mean, second
+    return out
 
-        def assign(x, y):  # x to child 0, y to child 1
-            nm = (x != 0).astype(int) + 2 * (y != 0).astype(int)
-            c2 = np.array([cn[i] ** 2 for i in range(4)])[nm]
-            return c2 * np.where(x != 0, P0[x], 1.0) * np.where(y != 0, P1[y], 1.0)
 
-        power = assign(f1, f2) + np.where(f1 != f2, assign(f2, f1), 0.0)
-        mean = float(cn[0])
-        second = _second_moment(tg, L, 2)
+def _wide_keep(deg, mu, power, capped_at, max_blocks):
     keep = deg <= capped_at
     if max_blocks is not None and len(mu) > max_blocks:
         k = max_blocks // (2 if power is not None else 1)
@@ -558,12 +695,17 @@ def _wide_root(levels, types, tg, u, w, sp, W2, b2, q_root, trace, capped_at, ma
             keep[np.argsort(-power, kind="stable")[:k]] = True
     else:
         keep[:] = True
-    root = {"arity": 2, "degree": deg[keep], "index": {}, "children": np.stack([f1, f2], 1)[keep]}
-    levels.append(root)
-    out = TreeSpectrum(deg[keep], mu[keep], mult[keep], trace, capped_at, levels)
-    if tg is not None:
-        out.power, out.mean, out.second_moment = power[keep], mean, second
-    return out
+    return keep
+
+
+def _make_target(target, a, L):
+    spec = target.spec
+    if (spec["arity"], spec["L"]) != (a, L):
+        raise UsageError(
+            f"target '{spec}': recursive tree spectra need the arch's arity and L "
+            f"(arity={a}, L={L})"
+        )
+    return _TanhTarget(a, L) if spec["node"] == "tanh" else _Target(target, a, L)
 
 
 def _mults(cand, child_mult):
@@ -626,6 +768,101 @@ def _second_moment(tg, L, a) -> float:
                     e2 += t2
             m1[(h, p)], m2[(h, p)] = e1, e2
     return m2[(L, 0)]
+
+
+class _TanhTarget:
+    """Per node: the Walsh power per shape of a ``tanh`` tree target, from
+    each shape's signed measure over the node's values.
+
+    A node f = g(sum_c u_c) is not multilinear in its children, so the
+    children's powers do not determine its own. But the children read
+    disjoint leaves, so for S = S_1 u .. u S_a,
+    nu_S(v) = E[1{f = v} chi_S] is the push-forward through
+    v = g(v_1 + .. + v_a) of the product of the children's nu_{S_c}, and
+    f_hat(S) = sum_v v nu_S(v). Every tree automorphism preserves the target
+    (the same g at every node of a height), so f_hat is constant on a shape
+    and its power is the shape's multiplicity times f_hat^2. The values are
+    the finite law's atoms (distinct sums merged only when equal in floating
+    point), carried for every shape a height keeps (``tnu``, ``tval``)."""
+
+    def __init__(self, a, L):
+        self.a, self.L = a, L
+        self.scales = tanh_scales(a, L)
+        if self.scales is None:
+            raise UsageError(f"node=tanh: no exact normalisation at arity={a}, L={L}")
+        self._atoms = {}
+
+    def leaf(self, lvl, n_leaves):
+        lvl["tval"] = np.array([1.0, -1.0])
+        lvl["tnu"] = np.array([[0.5, 0.5], [0.5, -0.5]])
+        lvl["P"] = [np.array([0.0, 1.0])] * n_leaves
+        lvl["mean"] = [0.0] * n_leaves
+
+    def atoms(self, h, prev):
+        """(values of a height-h node, the value id of every ordered tuple of
+        the children's atoms, shape (A,) * arity)."""
+        if h not in self._atoms:
+            vals = prev["tval"]
+            sums = vals
+            for _ in range(self.a - 1):
+                sums = np.add.outer(sums, vals)
+            uniq, inverse = np.unique(sums.ravel(), return_inverse=True)
+            node = np.tanh(uniq / math.sqrt(self.a)) / self.scales[h - 1]
+            self._atoms[h] = (node, inverse.reshape(sums.shape))
+        return self._atoms[h]
+
+    def fhat(self, h, cand, prev):
+        """f_hat of one subset per candidate shape (sorted child shape ids)."""
+        node, inverse = self.atoms(h, prev)
+        G, N = node[inverse], prev["tnu"]
+        if self.a == 2:
+            return (N @ G @ N.T)[cand[:, 0], cand[:, 1]]
+        out = np.empty(len(cand))
+        for i, c in enumerate(cand):
+            acc = G
+            for j in reversed(c.tolist()):
+                acc = acc @ N[j]
+            out[i] = acc
+        return out
+
+    def level_power(self, h, cand, prev):
+        fh = self.fhat(h, cand, prev)
+        mult = np.array([float(m) for m in _mults(cand, prev["mult"])])
+        mean = float(self.fhat(h, np.zeros((1, self.a), dtype=np.int64), prev)[0])
+        n_nodes = self.a ** (self.L - h)
+        return [mult * fh * fh] * n_nodes, [mean] * n_nodes
+
+    def attach(self, h, lvl, cand, prev):
+        node, inverse = self.atoms(h, prev)
+        lvl["tval"] = node
+        lvl["tnu"] = _push_forward(prev["tnu"], cand, inverse.ravel(), node.size)
+
+    def second_moment(self, prev):
+        node, inverse = self.atoms(self.L, prev)
+        law = prev["tnu"][0]  # the empty shape's measure: the children's law
+        p = law
+        for _ in range(self.a - 1):
+            p = np.multiply.outer(p, law)
+        return float(np.sum(p * node[inverse] ** 2))
+
+    def wide_power(self, levels, f1, f2, mult):
+        """(power per root shape (f1, f2), E f, E f^2) for ``_wide_root``
+        (arity 2): for a carried f2, Y(v) = sum_w g(v + w) nu_f2(w) over the
+        child's atoms v; as a function of the grandchildren's atoms (v_a,
+        v_b), nu_a^T Y nu_b gives f_hat of every f1 = (a, b) at once."""
+        L = len(levels)  # heights 0..L-1: the root is not listed yet
+        child, grand = levels[L - 1], levels[L - 2]
+        node, inverse = self.atoms(L, child)
+        Y = node[inverse] @ child["tnu"].T
+        child_atoms = self.atoms(L - 1, grand)[1]
+        f_cand = child["full"]["cand"]
+        fh = np.empty(len(f1))
+        for j, g in enumerate(child["full"]["keep"]):
+            sel = f2 == g
+            M = grand["tnu"] @ Y[child_atoms, j] @ grand["tnu"].T
+            fh[sel] = M[f_cand[f1[sel], 0], f_cand[f1[sel], 1]]
+        mean = float(child["tnu"][0] @ node[inverse] @ child["tnu"][0])
+        return mult * fh * fh, mean, self.second_moment(child)
 
 
 def tree_degree_profile(target) -> np.ndarray:
