@@ -7,6 +7,17 @@ numerically singular (LAPACK's reciprocal condition estimate below
 ``RCOND_MIN``: duplicate points, more points than distinct inputs), a
 jitter is added to the diagonal, starting at 1e-12 x mean diag and growing
 by 10x, and the value used is reported, never silently applied.
+
+Nested learning curves: a seed's pools are nested (``ntkgap.targets.split``),
+so the Gram at n is the leading block of the Gram at m > n, and its Cholesky
+factor the leading block of the factor at m. ``factor`` factors once,
+``extend`` grows a factor by new points (block Cholesky: growing in steps
+costs one factorization's flops), ``leading_solve`` solves any leading n
+from it. Jitter rule: a factor carries one jitter, the one the rule above
+chooses at its largest n (``extend`` keeps it while it suffices, else the
+caller refactors at the larger n); it applies to every smaller n. By
+eigenvalue interlacing a leading block is never worse conditioned than the
+whole Gram, so a jitter that suffices at the largest n suffices below it.
 """
 
 from __future__ import annotations
@@ -19,6 +30,7 @@ import scipy.linalg as sla
 from ntkgap.errors import UsageError
 
 RCOND_MIN = 1e-14
+_BLOCK = 1024  # rows per block of a leading-block substitution
 
 
 @dataclass
@@ -36,6 +48,26 @@ class Solution:
         return {"ridge": self.ridge, "jitter": self.jitter, "rcond": self.rcond, "note": self.note}
 
 
+@dataclass
+class Factor:
+    """A Cholesky factor of K + (ridge + jitter) I and how it was made.
+
+    ``c``: the lower factor (Fortran order; its upper triangle is not read);
+    ``colsum``: sum_i |K_ij| per column (the 1-norm for condition estimates).
+    """
+
+    c: np.ndarray
+    ridge: float
+    jitter: float
+    rcond: float
+    note: str
+    colsum: np.ndarray
+
+    @property
+    def size(self) -> int:
+        return int(self.c.shape[0])
+
+
 def _check(name, a):
     if not np.all(np.isfinite(a)):
         raise UsageError(f"{name} contains NaN or infinite values")
@@ -47,6 +79,129 @@ def _column_abs_sums(K, rows: int = 512) -> np.ndarray:
     for i in range(0, K.shape[0], rows):
         acc += np.abs(K[i : i + rows]).sum(axis=0)
     return acc
+
+
+def factor(k_train, *, ridge: float = 0.0, max_jitter: float = 1e-2) -> Factor:
+    """The Cholesky factor of K + (ridge + jitter) I, jitter by the module's rule.
+
+    Args:
+        k_train: the training Gram K(X, X), shape (n, n).
+        ridge: the ridge added to the diagonal (finite, >= 0).
+        max_jitter: the largest jitter tried, relative to mean diag.
+
+    Returns:
+        a :class:`Factor` (lower factor ``c``, Fortran order).
+
+    References:
+        Golub & Van Loan, "Matrix Computations", 4th ed., 2013, sec. 4.2 (Cholesky).
+    """
+    K = np.asarray(k_train, dtype=np.float64)
+    if ridge < 0 or not np.isfinite(ridge):
+        raise UsageError(f"ridge={ridge} must be a finite number >= 0")
+    if K.ndim != 2 or K.shape[0] != K.shape[1]:
+        raise UsageError(f"Gram of shape {K.shape} is not square")
+    n = K.shape[0]
+    # one pass gives both the 1-norm (for the condition estimate) and the
+    # finiteness check: a NaN or inf anywhere makes its column sum non-finite
+    colsum = _column_abs_sums(K)
+    _check("Gram matrix", colsum)
+    scale = float(np.mean(np.diag(K))) or 1.0
+    anorm = float(np.max(colsum)) + ridge
+    jitter, note = 0.0, ""
+    while True:
+        # K is symmetric, so K^T (a Fortran-ordered view of a C-ordered K) is
+        # the same matrix: copying it is a plain memcpy, not a transpose, and
+        # LAPACK then factors the copy in place
+        A = np.array(K.T if K.flags.c_contiguous else K, order="F")
+        A[np.diag_indices(n)] += ridge + jitter
+        try:
+            c, _ = sla.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
+            rcond = float(sla.lapack.dpocon(c, anorm + jitter, uplo="L")[0])
+            if rcond >= RCOND_MIN or ridge + jitter >= max_jitter * scale:
+                break
+            note = f"Gram numerically singular (rcond {rcond:.1e}); jitter added"
+        except np.linalg.LinAlgError:
+            rcond = 0.0
+            note = "Cholesky failed; jitter added"
+        if jitter >= max_jitter * scale:
+            raise UsageError(f"Gram matrix not positive definite even with jitter {jitter:.1e}")
+        jitter = 1e-12 * scale if jitter == 0.0 else jitter * 10.0
+    return Factor(c, float(ridge), float(jitter), rcond, note, colsum)
+
+
+def extend(f: Factor, k_cross, k_new) -> Factor | None:
+    """The factor of the Gram grown by p points, by block Cholesky, keeping
+    ``f``'s ridge and jitter; None when that jitter no longer suffices (the
+    new block fails, or the whole factor's rcond falls below RCOND_MIN): the
+    caller then refactors the whole Gram with :func:`factor`.
+
+    With L L^T = K11 + D, the grown factor is [[L, 0], [B, L22]] with
+    B = K21 L^-T and L22 L22^T = K22 + D - B B^T, so growing a factor in
+    steps costs the flops of one factorization at the final size.
+
+    Args:
+        f: the factor of the first n points.
+        k_cross: K(X_old, X_new), shape (n, p).
+        k_new: K(X_new, X_new), shape (p, p).
+
+    Returns:
+        a :class:`Factor` of n + p points, or None.
+
+    References:
+        Golub & Van Loan, "Matrix Computations", 4th ed., 2013, sec. 4.2.9 (block Cholesky).
+    """
+    n, p = f.c.shape[0], k_new.shape[0]
+    k_cross, k_new = np.asarray(k_cross, np.float64), np.asarray(k_new, np.float64)
+    _check("Gram matrix", k_cross)
+    _check("Gram matrix", k_new)
+    c = np.zeros((n + p, n + p), order="F")
+    c[:n, :n] = f.c
+    bt = sla.solve_triangular(f.c, k_cross, lower=True, check_finite=False)  # B^T = L^-1 K12
+    c[n:, :n] = bt.T
+    s22 = k_new - bt.T @ bt
+    s22[np.diag_indices(p)] += f.ridge + f.jitter
+    try:
+        c[n:, n:] = sla.cholesky(s22, lower=True, check_finite=False)
+    except np.linalg.LinAlgError:
+        return None
+    a12 = np.abs(k_cross)
+    colsum = np.concatenate([f.colsum + a12.sum(axis=1), a12.sum(axis=0) + np.abs(k_new).sum(0)])
+    anorm = float(np.max(colsum)) + f.ridge
+    rcond = float(sla.lapack.dpocon(c, anorm + f.jitter, uplo="L")[0])
+    if rcond < RCOND_MIN:
+        return None
+    return Factor(c, f.ridge, f.jitter, rcond, f.note, colsum)
+
+
+def leading_solve(f: Factor, n: int, y) -> np.ndarray:
+    """(K_n + (ridge + jitter) I)^-1 y for the first n points, from the
+    leading n x n block of ``f``'s factor (the Cholesky factor of a leading
+    principal submatrix is the leading block of the full factor), by blocked
+    substitution on views (no n x n copy).
+
+    Args:
+        f: a factor of at least n points.
+        n: how many leading points.
+        y: right-hand side, shape (n,) or (n, k).
+
+    Returns:
+        the solution, shape of y.
+
+    References:
+        Golub & Van Loan, "Matrix Computations", 4th ed., 2013, sec. 4.2.
+    """
+    c = f.c
+    z = np.array(y, dtype=np.float64)
+    blocks = [(i, min(n, i + _BLOCK)) for i in range(0, n, _BLOCK)]
+    for a, b in blocks:  # forward: L z = y
+        z[a:b] -= c[a:b, :a] @ z[:a]
+        z[a:b] = sla.solve_triangular(c[a:b, a:b], z[a:b], lower=True, check_finite=False)
+    for a, b in reversed(blocks):  # backward: L^T alpha = z
+        z[a:b] -= c[b:n, a:b].T @ z[b:n]
+        z[a:b] = sla.solve_triangular(
+            c[a:b, a:b], z[a:b], lower=True, trans="T", check_finite=False
+        )
+    return z
 
 
 def fit(k_train, y, *, ridge: float = 0.0, max_jitter: float = 1e-2) -> Solution:
@@ -71,38 +226,11 @@ def fit(k_train, y, *, ridge: float = 0.0, max_jitter: float = 1e-2) -> Solution
         "Wide Neural Networks of Any Depth Evolve as Linear Models Under
         Gradient Descent", 2019.
     """
-    K = np.asarray(k_train, dtype=np.float64)
     y = np.asarray(y, dtype=np.float64)
-    if ridge < 0 or not np.isfinite(ridge):
-        raise UsageError(f"ridge={ridge} must be a finite number >= 0")
+    K = np.asarray(k_train, dtype=np.float64)
     if K.ndim != 2 or K.shape[0] != K.shape[1] or K.shape[0] != y.shape[0]:
         raise UsageError(f"Gram of shape {K.shape} does not match {y.shape[0]} targets")
     _check("training targets", y)
-    n = K.shape[0]
-    # one pass gives both the 1-norm (for the condition estimate) and the
-    # finiteness check: a NaN or inf anywhere makes its column sum non-finite
-    colsum = _column_abs_sums(K)
-    _check("Gram matrix", colsum)
-    scale = float(np.mean(np.diag(K))) or 1.0
-    anorm = float(np.max(colsum)) + ridge
-    jitter, note = 0.0, ""
-    while True:
-        # K is symmetric, so K^T (a Fortran-ordered view of a C-ordered K) is
-        # the same matrix: copying it is a plain memcpy, not a transpose, and
-        # LAPACK then factors the copy in place
-        A = np.array(K.T if K.flags.c_contiguous else K, order="F")
-        A[np.diag_indices(n)] += ridge + jitter
-        try:
-            c, low = sla.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
-            rcond = float(sla.lapack.dpocon(c, anorm + jitter, uplo="L")[0])
-            if rcond >= RCOND_MIN or ridge + jitter >= max_jitter * scale:
-                break
-            note = f"Gram numerically singular (rcond {rcond:.1e}); jitter added"
-        except np.linalg.LinAlgError:
-            rcond = 0.0
-            note = "Cholesky failed; jitter added"
-        if jitter >= max_jitter * scale:
-            raise UsageError(f"Gram matrix not positive definite even with jitter {jitter:.1e}")
-        jitter = 1e-12 * scale if jitter == 0.0 else jitter * 10.0
-    alpha = sla.cho_solve((c, low), y, check_finite=False)
-    return Solution(alpha, float(ridge), float(jitter), rcond, note)
+    f = factor(K, ridge=ridge, max_jitter=max_jitter)
+    alpha = sla.cho_solve((f.c, True), y, check_finite=False)
+    return Solution(alpha, f.ridge, f.jitter, f.rcond, f.note)

@@ -1,7 +1,17 @@
 """The infinite-width NTK (or NNGP) regression predictor of a target from n
 random samples, and its test error relative to the target's variance:
 ridgeless, with a given ridge, or with its ridge tuned on the validation
-split the trained nets use for early stopping (``ridge="tuned"``)."""
+split the trained nets use for early stopping (``ridge="tuned"``).
+
+Nested: a seed's pools are nested in n (``ntkgap.targets.split``), so
+:class:`NestedCurve` keeps one Gram and one Cholesky factor per ridge value
+at the largest n asked for (grown by block Cholesky as larger n are asked,
+``ntkgap.kernels.krr.extend``) and solves every smaller n from the factor's
+leading block: a whole learning curve, or an n* search, costs about one
+factorization per seed (per ridge value for the tuned ridge). The jitter of
+a factor is the one ``krr``'s rule chooses at its largest n, and applies to
+every smaller n (``krr``'s module doc). :func:`evaluate` is the curve at one n.
+"""
 
 from __future__ import annotations
 
@@ -12,12 +22,149 @@ from ntkgap._infra.seeds import derive
 from ntkgap.errors import UsageError
 from ntkgap.kernels import gram as kernels
 from ntkgap.kernels import krr
-from ntkgap.targets.split import split
+from ntkgap.nets.train_config import validation_size
+from ntkgap.targets.split import CHUNK, split
 
-#: the tuned ridge's candidates, relative to the mean diagonal of the Gram
-#: being fitted (0: ridgeless); the smallest wins ties
-RIDGE_GRID = (0.0, 1e-6, 1e-5, 1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0)
+#: the tuned ridge's candidates, relative to the Gram's (constant) diagonal
+#: (0: ridgeless); the smallest wins ties. Short: each costs a factorization
+RIDGE_GRID = (0.0, 1e-4, 1e-2, 1.0)
 TUNED = "tuned"
+
+
+class NestedCurve:
+    """One seed's kernel predictor at every pool size n up to the largest
+    asked for: the pool's Gram, the test points' cross Gram and a Cholesky
+    factor per ridge value, grown as larger n are asked (see the module doc).
+
+    Attributes:
+        factorizations: factorizations made from scratch (a growth by block
+            Cholesky is part of the factorization it grows).
+        generation: bumped whenever a factor is remade with a larger jitter
+            (answers given before may have used a smaller one).
+        size: the pool size the Gram and factors cover.
+    """
+
+    def __init__(self, arch, target, *, seed, n_test=2000, ridge=0.0, noise=0.0, kind="ntk",
+                 variance=None):  # fmt: skip
+        """Args: as :func:`evaluate` (``ridge``: a number >= 0 or ``"tuned"``)."""
+        if isinstance(ridge, str) and ridge != TUNED:
+            raise UsageError(f"ridge={ridge!r} is not allowed (allowed: a number >= 0, {TUNED!r})")
+        if variance is None:
+            from ntkgap.targets.variance import target_variance  # import cost: only when needed
+
+            variance = target_variance(target)
+        self.arch, self.target, self.seed, self.n_test = arch, target, int(seed), int(n_test)
+        self.ridge, self.noise, self.kind, self.variance = ridge, float(noise), kind, variance
+        self.factorizations, self.generation, self.size = 0, 0, 0
+        self.K = self.kt = self.x = self.y = None
+        self.factors: dict = {}  # grid factor (tuned) or 0.0 -> krr.Factor
+
+    def grow(self, n: int) -> None:
+        """Cover pools up to n points (no-op when already covered)."""
+        n = int(n)
+        if n <= self.size:
+            return
+        sp = split(self.target, n, seed=self.seed, n_test=self.n_test)
+        dom, kind = self.target.domain, self.kind
+        xi = self.arch.inputs(dom, np.concatenate([sp.x_train, sp.x_val]))
+        y = np.concatenate([sp.y_train, sp.y_val])
+        if self.noise > 0:  # per chunk of pool points, so nested in n
+            eps = [np.random.default_rng(derive(self.seed, "noise", k)).standard_normal(CHUNK)
+                   for k in range(-(-n // CHUNK))]  # fmt: skip
+            y = y + np.sqrt(self.noise) * np.concatenate(eps)[:n]
+        m = self.size
+        if m == 0:
+            K = kernels.gram(self.arch, xi, kind=kind)
+            xt = self.arch.inputs(dom, sp.x_test)
+            rows = memory.predict_block_rows(n)
+            self.kt = np.concatenate(
+                [kernels.gram(self.arch, xt[i : i + rows], xi, kind=kind)
+                 for i in range(0, xt.shape[0], rows)]
+            )  # fmt: skip
+            self.xt, self.y_test = xt, sp.y_test
+        else:
+            k12 = kernels.gram(self.arch, self.x, xi[m:], kind=kind)
+            k22 = kernels.gram(self.arch, xi[m:], kind=kind)
+            K = np.empty((n, n))
+            K[:m, :m], K[:m, m:], K[m:, :m], K[m:, m:] = self.K, k12, k12.T, k22
+            self.kt = np.concatenate([self.kt, kernels.gram(self.arch, self.xt, xi[m:], kind=kind)],
+                                     axis=1)  # fmt: skip
+        self.K, self.x, self.y, self.size = K, xi, y, n
+        self._refactor(m)
+
+    def _ridges(self) -> dict:
+        if not isinstance(self.ridge, str):
+            return {0.0: float(self.ridge)}
+        diag = np.diag(self.K)
+        scale = float(diag[0]) or 1.0
+        if np.max(np.abs(diag - scale)) > 1e-12 * abs(scale):
+            raise UsageError("ridge=tuned: the nested tuned ridge needs a constant Gram diagonal")
+        return {f: f * scale for f in RIDGE_GRID}
+
+    def _refactor(self, m: int) -> None:
+        """Grow each ridge's factor from m to self.size points, or remake it."""
+        K, n = self.K, self.size
+        remade = False
+        for f, r in self._ridges().items():
+            old = self.factors.get(f)
+            new = None if old is None else krr.extend(old, K[:m, m:], K[m:, m:])
+            if new is None:
+                new = krr.factor(K, ridge=r)
+                self.factorizations += 1
+                remade |= old is not None and new.jitter != old.jitter
+            self.factors[f] = new
+        self.generation += remade
+        assert all(fa.size == n for fa in self.factors.values())
+
+    def _solve(self, f, n: int) -> np.ndarray:
+        return krr.leading_solve(self.factors[f], n, self.y[:n])
+
+    def at(self, n: int, *, return_predictions: bool = False) -> dict:
+        """The predictor fitted on the first n pool points, scored on the test
+        points: the dict :func:`evaluate` returns (and ``factor_n``, the size
+        of the factor it was solved from)."""
+        n = int(n)
+        self.grow(n)
+        extra, f = {}, 0.0
+        if isinstance(self.ridge, str):
+            f, extra = self._tune(n)
+        alpha = self._solve(f, n)
+        fac = self.factors[f]
+        pred = self.kt[:, :n] @ alpha
+        var = self.variance
+        out = {
+            "test_mse": float(np.mean((pred - self.y_test) ** 2)) / var,
+            # sampling error of the test points
+            "test_mse_se": float(np.std((pred - self.y_test) ** 2) / np.sqrt(pred.size)) / var,
+            "train_mse": float(np.mean((self.K[:n, :n] @ alpha - self.y[:n]) ** 2)) / var,
+            **split(self.target, n, seed=self.seed, n_test=self.n_test).info(),
+            "ridge": fac.ridge, "jitter": fac.jitter, "rcond": fac.rcond, "note": fac.note,
+            "factor_n": fac.size,
+            **extra,
+        }  # fmt: skip
+        if return_predictions:
+            out["test_predictions"] = pred
+        return out
+
+    def _tune(self, n: int):
+        """The RIDGE_GRID factor with the lowest validation MSE at n (the first
+        n - validation_size(n) points fitted, the rest validating), and facts."""
+        m = n - validation_size(n)
+        if m < 1:
+            raise UsageError(f"ridge=tuned: n={n} leaves no points after the validation split")
+        table = {}
+        for f in RIDGE_GRID:
+            pred = self.K[m:n, :m] @ self._solve_m(f, m)
+            table[f] = float(np.mean((pred - self.y[m:n]) ** 2))
+        best = min(RIDGE_GRID, key=lambda f: (table[f], f))
+        return best, {
+            "ridge_tuned": True,
+            "ridge_factor": best,
+            "ridge_val_mse": {repr(f): v / self.variance for f, v in table.items()},
+        }
+
+    def _solve_m(self, f, m):
+        return krr.leading_solve(self.factors[f], m, self.y[:m])
 
 
 def evaluate(
@@ -27,30 +174,27 @@ def evaluate(
     *,
     seed: int,
     n_test: int = 2000,
-    n_val: int = 0,
     ridge: float | str = 0.0,
     noise: float = 0.0,
     kind: str = "ntk",
     variance: float | None = None,
     return_predictions: bool = False,
 ) -> dict:
-    """Fit kernel regression on the training points of the shared split and
-    score it on its test points.
+    """Fit kernel regression on the pool of the shared split and score it on
+    its test points (one n of a :class:`NestedCurve`).
 
     Args:
       arch, target: parsed architecture and target.
-      n: pool size of :func:`ntkgap.targets.split.split`; the fit uses its first
-        n - n_val points (n_val = 0: all of them, the points a trained net
-        uses for training and validation together).
+      n: pool size of :func:`ntkgap.targets.split.split`; the fit uses all of
+        it (the points a trained net uses for training and validation together).
       seed: the split's seed (the same seed gives a trained net the same pool
         and test points).
       n_test: test points wanted.
-      n_val: pool points held out (not fitted).
       ridge: ridge (absolute), or ``"tuned"``: each of ``RIDGE_GRID`` (times
-        the Gram's mean diagonal) is fitted on the pool less its validation
-        points (:func:`ntkgap.nets.train_config.validation_size`, the nets' own
-        split), the one with the lowest validation MSE is refitted on the
-        whole pool (n_val is then ignored); the test points are the same.
+        the Gram's constant diagonal) is fitted on the pool less its
+        validation points (:func:`ntkgap.nets.train_config.validation_size`,
+        the nets' own split), the one with the lowest validation MSE is
+        refitted on the whole pool; the test points are the same.
       noise: label-noise variance added to the fitted labels.
       kind: ``ntk`` or ``nngp``.
       variance: the target's variance (default: :func:`target_variance`).
@@ -60,73 +204,16 @@ def evaluate(
       ``test_mse`` and ``train_mse`` relative to the variance (and
       ``test_mse_se``, the test mean's standard error), the split's
       facts (``overlap``, ...) and the solver's (``ridge``, ``jitter``,
-      ``note``); tuned: also ``ridge_factor`` (the chosen grid value) and
-      ``ridge_val_mse`` (validation MSE relative to the variance, per factor).
+      ``rcond``, ``note``, ``factor_n``); tuned: also ``ridge_factor`` (the
+      chosen grid value) and ``ridge_val_mse`` (validation MSE relative to
+      the variance, per factor).
+
+    References:
+      Jacot, Gabriel & Hongler, "Neural Tangent Kernel", 2018.
     """
-    dom = target.domain
-    tuned = isinstance(ridge, str)
-    if tuned and ridge != TUNED:
-        raise UsageError(f"ridge={ridge!r} is not allowed (allowed: a number >= 0, {TUNED!r})")
-    if tuned:
-        from ntkgap.nets.train_config import validation_size
-
-        n_val = validation_size(n)
-        if n - n_val < 1:
-            raise UsageError(f"ridge=tuned: n={n} leaves no points after the validation split")
-    sp = split(target, n, seed=seed, n_val=n_val, n_test=n_test)
-    x, y = sp.x_train, sp.y_train
-    if tuned:  # refit on the whole pool, as the nets' data (train + validation)
-        x, y = np.concatenate([sp.x_train, sp.x_val]), np.concatenate([sp.y_train, sp.y_val])
-    if noise > 0:
-        y = y + np.sqrt(noise) * np.random.default_rng(derive(seed, "noise", n)).standard_normal(
-            y.shape[0]
-        )
-    if variance is None:
-        from ntkgap.targets.variance import target_variance
-
-        variance = target_variance(target)
-    xi, xti = arch.inputs(dom, x), arch.inputs(dom, sp.x_test)
-    k_train = kernels.gram(arch, xi, kind=kind)
-    extra = {}
-    if tuned:
-        n_tr = sp.x_train.shape[0]
-        factor, table = _tune(k_train[:n_tr, :n_tr], y[:n_tr], k_train[n_tr:, :n_tr], y[n_tr:])
-        ridge = factor * float(np.mean(np.diag(k_train)))
-        extra = {
-            "ridge_tuned": True,
-            "ridge_factor": factor,
-            "ridge_val_mse": {repr(f): v / variance for f, v in table.items()},
-        }
-    sol = krr.fit(k_train, y, ridge=ridge)
-    # test rows in blocks: a whole leaf cube of test points against a large pool
-    rows = memory.predict_block_rows(xi.shape[0])
-    pred = np.concatenate(
-        [
-            sol.predict(kernels.gram(arch, xti[i : i + rows], xi, kind=kind))
-            for i in range(0, xti.shape[0], rows)
-        ]
-    )
-    out = {
-        "test_mse": float(np.mean((pred - sp.y_test) ** 2)) / variance,
-        # sampling error of the test points (0 in effect where they are the
-        # whole leaf cube outside the pool and the predictor reads only leaves)
-        "test_mse_se": float(np.std((pred - sp.y_test) ** 2) / np.sqrt(pred.size)) / variance,
-        "train_mse": float(np.mean((k_train @ sol.alpha - y) ** 2)) / variance,
-        **sp.info(),
-        **sol.info(),
-        **extra,
-    }
+    curve = NestedCurve(arch, target, seed=seed, n_test=n_test, ridge=ridge, noise=noise,
+                        kind=kind, variance=variance)  # fmt: skip
+    out = curve.at(n, return_predictions=return_predictions)
     if return_predictions:
-        out["test_predictions"] = pred
-        out["x_test"] = sp.x_test
+        out["x_test"] = split(target, n, seed=seed, n_test=n_test).x_test
     return out
-
-
-def _tune(k_fit, y_fit, k_val_fit, y_val) -> tuple[float, dict]:
-    """The RIDGE_GRID factor with the lowest validation MSE, and the table."""
-    scale = float(np.mean(np.diag(k_fit))) or 1.0
-    table = {}
-    for f in RIDGE_GRID:
-        pred = krr.fit(k_fit, y_fit, ridge=f * scale).predict(k_val_fit)
-        table[f] = float(np.mean((pred - y_val) ** 2))
-    return min(RIDGE_GRID, key=lambda f: (table[f], f)), table

@@ -166,6 +166,8 @@ def steps(cell: dict, load):
     sweep = None
     if cell["method"] == "net_search" and isinstance(cell.get("lr"), list):
         lr, sweep = yield from _sweep(cell, load)
+    if cell["method"] == "ntk_search":
+        return _ntk_nested(cell)  # in this process, nothing yielded: see its doc
     state = search.new_search(
         cell["seeds"],
         cell["eps"],
@@ -178,10 +180,71 @@ def steps(cell: dict, load):
         pairs = search.propose(state)
         (res,) = yield from _evaluate(cell, load, [(pairs, lr)])
         state = search.update(state, {k: _error(r) for k, r in res.items()})
-        seen += [
-            {"seed": s, "n": n, "test_mse": _error(r), "overlap": r.get("overlap")}
-            for (s, n), r in res.items()
-        ]
+        seen += [_seen(s, n, r) for (s, n), r in res.items()]
+    out = _result(cell, state, seen)
+    if sweep is not None:
+        out.update(lr_chosen=lr, lr_sweep=sweep)
+    return out
+
+
+def _seen(seed, n, r) -> dict:
+    return {"seed": seed, "n": n, "test_mse": _error(r), "overlap": r.get("overlap")}
+
+
+def _ntk_nested(cell) -> dict:
+    """An ``ntk_search`` on nested learning curves (``search.run_nested``):
+    per seed, one :class:`~ntkgap.kernels.ntk_predictor.NestedCurve` grown to
+    the largest n the seed's search asks for, every n read from its factor.
+
+    It runs in the calling process and stores no evaluation cells (each
+    costs a triangular solve once the factor exists): a killed search
+    recomputes its seeds. The result is ``_result``'s with ``factorizations``
+    (from scratch, all seeds; tuned: one per ridge value and seed),
+    ``factor_n`` (each seed's largest n factored) and ``nested: True``.
+    """
+    from ntkgap.kernels.ntk_predictor import NestedCurve  # import cost: JAX, scipy
+    from ntkgap.nets.arch import parse_arch
+    from ntkgap.targets import parse_target
+    from ntkgap.targets.variance import target_variance
+
+    arch, target = parse_arch(cell["arch"]), parse_target(cell["target"])
+    variance = target_variance(target)
+    curves, records = {}, {}
+
+    def evaluate(seed, n):
+        if seed not in curves:
+            curves.clear()  # one seed's Gram and factors alive at a time
+            curves[seed] = NestedCurve(
+                arch, target, seed=seed, n_test=cell.get("n_test", 2000),
+                ridge=cell.get("ridge", 0.0), variance=variance,
+            )  # fmt: skip
+            done[seed] = 0
+        c = curves[seed]
+        gen = c.generation
+        r = c.at(n)
+        done[seed] = c.factorizations
+        if c.generation != gen:
+            records[seed] = {}
+            raise search.Restart
+        records.setdefault(seed, {})[n] = r
+        return _error(r)
+
+    done: dict = {}
+    run = search.run_nested(evaluate, cell["seeds"], cell["eps"], cell["n_min"], cell["n_max"],
+                            factor=cell.get("resolution", 1.25))  # fmt: skip
+    seen = [_seen(s, n, r) for s, rs in records.items() for n, r in rs.items()]
+    out = _result(cell, run["state"], seen)
+    out.update(
+        factorizations=sum(done.values()),
+        factor_n={str(s): max(rs) for s, rs in records.items() if rs},
+        replays=run["replays"],
+        nested=True,
+    )
+    return out
+
+
+def _result(cell, state, seen) -> dict:
+    """A search's result from its final state and its evaluations."""
     per_seed = search.result(state)
     med = scaling.median_censored(per_seed)
     median = {
@@ -196,7 +259,7 @@ def steps(cell: dict, load):
         "seeds": med["seeds"],
     }
     overlaps = [e["overlap"] for e in seen if e["overlap"] is not None]
-    out = {
+    return {
         "eps": cell["eps"],
         "per_seed": [
             dict(r, censored=None if r["status"] == search.RESOLVED else r["status"])
@@ -207,9 +270,6 @@ def steps(cell: dict, load):
         "trainings": len(seen),
         "overlap_max": max(overlaps) if overlaps else None,
     }
-    if sweep is not None:
-        out.update(lr_chosen=lr, lr_sweep=sweep)
-    return out
 
 
 def drive(gen, save, run_cells) -> dict:

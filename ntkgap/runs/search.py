@@ -43,6 +43,13 @@ from dataclasses import dataclass, field, replace
 from ntkgap.errors import UsageError
 
 RESOLVED, LEFT, RIGHT = "resolved", "left", "right"
+#: replays of one seed's nested search before giving up (each needs a larger jitter)
+MAX_REPLAYS = 16
+
+
+class Restart(Exception):
+    """Raised by a nested evaluation whose earlier answers are void (its
+    factor was remade with a larger jitter): ``run_nested`` replays the seed."""
 
 
 @dataclass(frozen=True)
@@ -414,6 +421,49 @@ def run_search(evaluate, seeds, eps, n_min, n_max, **settings) -> dict:
         "seeds": result(state),
         "evaluations": evaluations(state),
         "steps": steps,
+        "state": state,
+    }
+
+
+def run_nested(evaluate, seeds, eps, n_min, n_max, **settings) -> dict:
+    """Run each seed's search to the end on its nested learning curve.
+
+    A seed's pools are nested, so its curve at every n is read from one
+    factorization at the largest n its search asks for: bracketing grows the
+    curve (``propose`` goes up geometrically), bisection then refines inside
+    the bracket from the factor already made. The seeds' searches are those
+    of ``run_search`` (each seed's steps depend on its evaluations alone),
+    run one seed after another so that one seed's factor is alive at a time.
+
+    Args:
+        evaluate: ``evaluate(seed, n) -> error``; it raises ``Restart`` when
+            the seed's earlier answers are void (the seed is then replayed
+            from scratch, its curve kept).
+        seeds, eps, n_min, n_max, settings: as ``new_search``.
+
+    Returns:
+        dict with ``seeds`` (``result``), ``evaluations`` (count), ``replays``
+        and ``state`` (the final ``SearchState``, every seed's evaluations).
+    """
+    state = new_search(seeds, eps, n_min, n_max, **settings)
+    replays = 0
+    for s in state.seeds:
+        for _ in range(MAX_REPLAYS):
+            one = replace(state, seeds=(s,), evals={s: {}})
+            try:
+                while not finished(one):
+                    batch = propose(one)
+                    one = update(one, {(t, n): evaluate(t, n) for t, n in batch})
+                break
+            except Restart:
+                replays += 1
+        else:
+            raise UsageError(f"search: seed={s} needed more than {MAX_REPLAYS} replays")
+        state = replace(state, evals={**state.evals, s: one.evals[s]})
+    return {
+        "seeds": result(state),
+        "evaluations": evaluations(state),
+        "replays": replays,
         "state": state,
     }
 
