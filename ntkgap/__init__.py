@@ -16,6 +16,8 @@ called. Targets, architectures and domains may be given as spec strings or
 as the objects :func:`target`, :func:`arch` and :func:`domain` return.
 """
 
+import contextlib as _contextlib
+
 from ntkgap._infra import ntshim as _ntshim
 from ntkgap.errors import SpecError, UsageError  # noqa: F401
 
@@ -171,7 +173,7 @@ def eigensystem(arch_spec, dom, kmax: int = 16):
 
 def learning_curve(
     arch_spec, tgt, n, *, seeds: int = 0, ridge: float = 0.0, noise: float = 0.0,
-    n_test: int = 2000, seed: int = 0,
+    n_test: int = 2000, seed: int = 0, kind: str = "ntk", progress: bool = False,
 ) -> dict:  # fmt: skip
     """Relative test MSE of NTK regression against the sample size n:
     eigenlearning theory, and with ``seeds`` > 0 the empirical mean over
@@ -186,19 +188,25 @@ def learning_curve(
         noise: the label-noise variance.
         n_test: test points per empirical seed.
         seed: the first seed.
+        kind: the empirical kernel, ``"ntk"`` or ``"nngp"``.
+        progress: show a progress bar over the empirical fits (stderr).
 
     Returns:
-        ``{"n", "theory", "empirical", "empirical_std", "theory_valid"}``
-        (``empirical`` is None without seeds).
+        ``{"n", "theory", "empirical", "empirical_std", "theory_valid",
+        "overlap", "jitter_notes"}``: ``theory_valid`` per n; ``empirical``,
+        its std and ``overlap`` (the mean fraction of test points also in
+        the training set) per n, None without seeds; ``jitter_notes`` the
+        fits that needed a jitter.
 
     References:
         Simon, Dickens, Karkada & DeWeese, "The eigenlearning framework"
         (arXiv 2110.03922); Bordelon, Canatar & Pehlevan, "Spectrum
         dependent learning curves in kernel regression" (ICML 2020).
     """
-    import numpy as np
+    import numpy as np  # here, as every import below: `import ntkgap` stays cheap
 
-    from ntkgap.kernels import eigenlearning, theory
+    from ntkgap._infra import progress as bars
+    from ntkgap.kernels import eigenlearning, ntk_predictor, theory
 
     a, t = arch(arch_spec), target(tgt)
     a.check_domain(t.domain)
@@ -211,22 +219,28 @@ def learning_curve(
         "empirical": None,
         "empirical_std": None,
         "theory_valid": [eigenlearning.theory_valid(x, a, t.domain) for x in ns],
+        "overlap": None,
+        "jitter_notes": [],
     }
-    if seeds:
-        from ntkgap.kernels import ntk_predictor
-
-        vals = [
-            [
-                ntk_predictor.evaluate(
-                    a, t, x, seed=seed + s, n_test=n_test, ridge=ridge, noise=noise,
+    if not seeds:
+        return out
+    runs = {x: [] for x in ns}
+    bar = bars.bar(total=len(ns) * seeds, desc="learning-curve") if progress else None
+    with bar or _contextlib.nullcontext():
+        for x in ns:
+            for s in range(seed, seed + seeds):
+                r = ntk_predictor.evaluate(
+                    a, t, x, seed=s, n_test=n_test, ridge=ridge, noise=noise, kind=kind,
                     variance=sp.variance,
-                )["test_mse"]
-                for s in range(seeds)
-            ]
-            for x in ns
-        ]  # fmt: skip
-        out["empirical"] = [float(np.mean(v)) for v in vals]
-        out["empirical_std"] = [float(np.std(v)) for v in vals]
+                )  # fmt: skip
+                runs[x].append(r)
+                if r["jitter"]:
+                    out["jitter_notes"].append(f"n={x} seed={s}: {r['note']} ({r['jitter']:.1e})")
+                if bar is not None:
+                    bar.update()
+    out["empirical"] = [float(np.mean([r["test_mse"] for r in runs[x]])) for x in ns]
+    out["empirical_std"] = [float(np.std([r["test_mse"] for r in runs[x]])) for x in ns]
+    out["overlap"] = [float(np.mean([r["overlap"] for r in runs[x]])) for x in ns]
     return out
 
 
@@ -252,16 +266,12 @@ def sample_complexity(
         Simon, Dickens, Karkada & DeWeese, "The eigenlearning framework"
         (arXiv 2110.03922).
     """
-    from ntkgap.kernels import eigenlearning, theory
+    from ntkgap.kernels import theory  # here: JAX loads only when called
 
     a, t = arch(arch_spec), target(tgt)
     a.check_domain(t.domain)
     sp, _ = theory.spectrum(a, t)
-    r = dict(eigenlearning.sample_complexity(sp, eps, ridge=ridge, noise=noise, n_max=n_max))
-    r["theory_valid"] = eigenlearning.theory_valid(
-        n_max if r.get("censored") else r["n_star"], a, t.domain
-    )
-    return r
+    return theory.nstar(sp, eps, a, t.domain, ridge=ridge, noise=noise, n_max=n_max)
 
 
 def train(arch_spec, tgt, n: int, *, width: int, seeds=(0,), n_test: int = 2000, **options):
@@ -289,7 +299,9 @@ def train(arch_spec, tgt, n: int, *, width: int, seeds=(0,), n_test: int = 2000,
     return training.train(a, width, t, n, seeds=list(seeds), cfg=cfg, n_test=n_test)
 
 
-def compare(family, depths, out: str, *, profile: str = "quick", jobs: int = 1) -> dict:
+def compare(
+    family, depths, out: str, *, profile: str = "quick", jobs: int = 1, results: str | None = None
+) -> dict:
     """Run the E4 design (four predictors' n*(eps) against depth L) on a
     target family and write ``out/report.md``, ``out/compare.png``,
     ``out/compare.pdf`` and ``out/results.json`` (``ntkgap compare``).
@@ -301,6 +313,7 @@ def compare(family, depths, out: str, *, profile: str = "quick", jobs: int = 1) 
         out: the output folder (created if its parent exists).
         profile: ``"quick"`` or ``"full"``.
         jobs: local worker processes.
+        results: where the cells are stored (default ``out/results``).
 
     Returns:
         ``{"out", "files", "run", "claims", ...}`` with the claims Q1/Q2 in
@@ -308,7 +321,7 @@ def compare(family, depths, out: str, *, profile: str = "quick", jobs: int = 1) 
     """
     from ntkgap.verdicts import comparison
 
-    return comparison.compare(family, depths, out, profile=profile, jobs=jobs)
+    return comparison.compare(family, depths, out, profile=profile, jobs=jobs, results=results)
 
 
 #: the API functions, by name (each has a docstring with Args and Returns)

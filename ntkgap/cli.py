@@ -11,6 +11,7 @@ import argparse
 import math
 import sys
 
+import ntkgap
 from ntkgap.errors import UsageError
 
 VERBS = {}
@@ -102,7 +103,7 @@ def _spectrum(args):
     memory.check_sizes(memory.spectrum_estimates(target, kmax))
     if args.plot:
         _check_out(args.plot, (".png", ".pdf", ".svg"))
-    rep = spectra.report(target, kmax=args.kmax)
+    rep = ntkgap.spectrum(target, kmax=args.kmax)
     if args.plot:
         spectra.plot(rep, args.plot)
     _emit(args, rep, spectra.table(rep))
@@ -144,7 +145,6 @@ def _eigenvalues(args):
     import numpy as np
 
     from ntkgap._infra import memory
-    from ntkgap.kernels import eigen
     from ntkgap.nets.arch import parse_arch
     from ntkgap.targets.domains import Hypercube, parse_domain
 
@@ -153,7 +153,7 @@ def _eigenvalues(args):
     tree = arch.name == "tree"
     kmax = args.kmax if args.kmax is not None else (arch.leaves if tree else 16)
     memory.check_sizes(memory.eigen_estimates(arch, dom, kmax))
-    es = eigen.eigensystem(arch, dom, kmax)
+    es = ntkgap.eigensystem(arch, dom, kmax)
     keep = np.asarray(es.k) <= kmax  # tree kernels list every block up to their cap
     lam = np.asarray(es.eigenvalue, dtype=np.float64)[keep]
     mult = np.asarray(es.multiplicity, dtype=np.float64)[keep]
@@ -236,9 +236,7 @@ def _kernel(args):
     if not isinstance(dom, Hypercube) or dom.d > 14:
         raise UsageError(f"--domain {args.domain}: the kernel verb needs hypercube:d=D, D <= 14")
     _check_out(args.out, (".npy",))
-    from ntkgap.kernels import gram as kernels  # JAX: after the checks
-
-    K = kernels.gram(arch, arch.inputs(dom, dom.enumerate()), kind=args.kind)
+    K = ntkgap.gram(arch, dom, kind=args.kind)  # JAX loads here: after the checks
     atomic_save_npy(args.out, K)
     _emit(
         args,
@@ -276,9 +274,8 @@ def _curve_args(p):
     _curve_args,
 )
 def _learning_curve(args):
-    import numpy as np
-
-    from ntkgap._infra import memory, progress
+    from ntkgap._infra import memory
+    from ntkgap.kernels.eigenlearning import VALID_FRACTION
     from ntkgap.nets.arch import parse_arch
     from ntkgap.specs import parse_int_list
     from ntkgap.targets import parse_target
@@ -289,38 +286,10 @@ def _learning_curve(args):
     memory.check_sizes(
         memory.theory_estimates(arch, target) + memory.regression_estimates(target, ns, args.n_test)
     )
-    from ntkgap.kernels import (
-        eigenlearning,  # JAX: after the checks
-        ntk_predictor,
-        theory,
-    )
-
-    sp, _ = theory.spectrum(arch, target)
-    th = eigenlearning.relative_test_mse(ns, sp, ridge=args.ridge, noise=args.noise)
-    emp, std, overlap, notes = [], [], [], []
-    with progress.bar(total=len(ns) * args.seeds, desc="learning-curve") as bar:
-        for n in ns:
-            vals, over = [], []
-            for s in range(args.seeds):
-                r = ntk_predictor.evaluate(
-                    arch,
-                    target,
-                    n,
-                    seed=args.seed + s,
-                    n_test=args.n_test,
-                    ridge=args.ridge,
-                    noise=args.noise,
-                    kind=args.kind,
-                    variance=sp.variance,
-                )
-                vals.append(r["test_mse"])
-                over.append(r["overlap"])
-                if r["jitter"]:
-                    notes.append(f"n={n} seed={args.seed + s}: {r['note']} ({r['jitter']:.1e})")
-                bar.update()
-            emp.append(float(np.mean(vals)))
-            std.append(float(np.std(vals)))
-            overlap.append(float(np.mean(over)))
+    r = ntkgap.learning_curve(
+        arch, target, ns, seeds=args.seeds, ridge=args.ridge, noise=args.noise,
+        n_test=args.n_test, seed=args.seed, kind=args.kind, progress=True,
+    )  # fmt: skip
     out = {
         "arch": str(arch),
         "target": str(target.spec),
@@ -330,16 +299,17 @@ def _learning_curve(args):
         "seeds": args.seeds,
         "n_test": args.n_test,
         "n": ns,
-        "test_mse_empirical": emp,
-        "test_mse_empirical_std": std,
-        "test_mse_theory": th.tolist(),
-        "overlap": overlap,
-        "theory_valid": eigenlearning.theory_valid(ns, arch, target.domain),
-        "theory_valid_per_n": [eigenlearning.theory_valid(n, arch, target.domain) for n in ns],
-        "theory_valid_fraction": eigenlearning.VALID_FRACTION,
-        "jitter_notes": notes,
+        "test_mse_empirical": r["empirical"],
+        "test_mse_empirical_std": r["empirical_std"],
+        "test_mse_theory": r["theory"],
+        "overlap": r["overlap"],
+        "theory_valid": all(r["theory_valid"]),
+        "theory_valid_per_n": r["theory_valid"],
+        "theory_valid_fraction": VALID_FRACTION,
+        "jitter_notes": r["jitter_notes"],
         "arch_reads": arch.reads(target.domain),
     }
+    rows = zip(ns, r["empirical"], r["empirical_std"], r["theory"], r["theory_valid"])
     text = "\n".join(
         [
             f"{arch} on {target.spec} (relative test MSE)",
@@ -347,7 +317,7 @@ def _learning_curve(args):
         ]
         + [
             f"{n:>8} {e:>12.4e} {s:>10.2e} {t:>12.4e}" + ("" if ok else "  (theory not valid)")
-            for n, e, s, t, ok in zip(ns, emp, std, th, out["theory_valid_per_n"])
+            for n, e, s, t, ok in rows
         ]
     )
     if not out["theory_valid"]:
@@ -375,7 +345,7 @@ def _sc_args(p):
 @verb("sample-complexity", "n*(eps) of NTK regression from eigenlearning theory", _sc_args)
 def _sample_complexity(args):
     from ntkgap._infra import memory
-    from ntkgap.kernels import eigenlearning, theory
+    from ntkgap.kernels.eigenlearning import VALID_FRACTION
     from ntkgap.nets.arch import parse_arch
     from ntkgap.targets import parse_target
 
@@ -386,13 +356,10 @@ def _sample_complexity(args):
     arch, target = parse_arch(args.arch), parse_target(args.target)
     arch.check_domain(target.domain)
     memory.check_sizes(memory.theory_estimates(arch, target))
-    sp, _ = theory.spectrum(arch, target)
-    r = eigenlearning.sample_complexity(
-        sp, args.eps, ridge=args.ridge, noise=args.noise, n_max=args.n_max
+    r = ntkgap.sample_complexity(
+        arch, target, args.eps, ridge=args.ridge, noise=args.noise, n_max=args.n_max
     )
-    valid = eigenlearning.theory_valid(
-        args.n_max if r["censored"] else r["n_star"], arch, target.domain
-    )
+    valid = r["theory_valid"]
     out = {
         "arch": str(arch),
         "target": str(target.spec),
@@ -401,7 +368,7 @@ def _sample_complexity(args):
         "censored": r["censored"],
         "n_max": args.n_max,
         "theory_valid": valid,
-        "theory_valid_fraction": eigenlearning.VALID_FRACTION,
+        "theory_valid_fraction": VALID_FRACTION,
     }
     txt = (
         f"n*({args.eps:g}) = {r['n_star']}"
@@ -750,10 +717,9 @@ def _compare_args(p):
     _compare_args,
 )
 def _compare(args):
-    from ntkgap.verdicts import comparison
 
     fam = args.family[0] if len(args.family) == 1 else args.family
-    r = comparison.compare(
+    r = ntkgap.compare(
         fam, args.depths, args.out, profile=args.profile, jobs=args.jobs, results=args.results
     )
     text = [f"wrote {', '.join(r['files'])}"] + [
@@ -776,9 +742,7 @@ def build_parser() -> argparse.ArgumentParser:
         ),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    from ntkgap import __version__
-
-    parser.add_argument("--version", action="version", version=f"ntkgap {__version__}")
+    parser.add_argument("--version", action="version", version=f"ntkgap {ntkgap.__version__}")
     sub = parser.add_subparsers(dest="verb", metavar="<verb>", parser_class=_Parser)
     for name, (fn, help, add_args) in VERBS.items():
         p = sub.add_parser(

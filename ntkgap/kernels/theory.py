@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ntkgap.kernels import eigen
+from ntkgap.kernels import eigen, eigenlearning
 from ntkgap.kernels.eigenlearning import Spectrum
 from ntkgap.spectral import complexity, fourier, walsh
 from ntkgap.targets.domains import Circle
@@ -183,3 +183,30 @@ def _fc_spectrum(arch, domain, target, prof, variance):
     power[: prof.size] = prof
     sp = Spectrum(es.eigenvalue, es.multiplicity, power, tail=es.tail_trace, variance=variance)
     return sp, es
+
+
+def nstar(sp: Spectrum, eps: float, arch, domain, **options) -> dict:
+    """Eigenlearning's n*(eps) with its validity check: the one theory n*
+    of the API, the command line and the runner's ``theory`` cells.
+
+    Args:
+        sp: the (architecture, target) pair's blocks (:func:`spectrum`).
+        eps: the relative test MSE to reach, in (0, 1).
+        arch: the parsed architecture (for the distinct inputs it reads).
+        domain: the target's domain.
+        **options: ``ridge``, ``noise`` and ``n_max`` of
+            ``eigenlearning.sample_complexity`` (its defaults otherwise).
+
+    Returns:
+        dict from ``eigenlearning.sample_complexity`` (``n_star``,
+        ``censored``, ``n_max``, ...) plus ``theory_valid``: whether n*
+        (``n_max`` when censored) is within the theory's validity.
+
+    References:
+        Simon, Dickens, Karkada & DeWeese, "The Eigenlearning Framework",
+        2021 (arXiv 2110.03922).
+    """
+    r = dict(eigenlearning.sample_complexity(sp, eps, **options))
+    n = r["n_max"] if r["censored"] else r["n_star"]
+    r["theory_valid"] = eigenlearning.theory_valid(n, arch, domain)
+    return r
