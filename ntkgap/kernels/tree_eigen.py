@@ -798,23 +798,28 @@ class _TanhTarget:
         lvl["P"] = [np.array([0.0, 1.0])] * n_leaves
         lvl["mean"] = [0.0] * n_leaves
 
+    def _sums(self, vals):
+        sums = vals
+        for _ in range(self.a - 1):
+            sums = np.add.outer(sums, vals)
+        return sums
+
+    def node_value(self, h, sums):
+        """The value of a height-h node whose children sum to ``sums``."""
+        return np.tanh(sums / math.sqrt(self.a)) / self.scales[h - 1]
+
     def atoms(self, h, prev):
         """(values of a height-h node, the value id of every ordered tuple of
         the children's atoms, shape (A,) * arity)."""
         if h not in self._atoms:
-            vals = prev["tval"]
-            sums = vals
-            for _ in range(self.a - 1):
-                sums = np.add.outer(sums, vals)
+            sums = self._sums(prev["tval"])
             uniq, inverse = np.unique(sums.ravel(), return_inverse=True)
-            node = np.tanh(uniq / math.sqrt(self.a)) / self.scales[h - 1]
-            self._atoms[h] = (node, inverse.reshape(sums.shape))
+            self._atoms[h] = (self.node_value(h, uniq), inverse.reshape(sums.shape))
         return self._atoms[h]
 
     def fhat(self, h, cand, prev):
         """f_hat of one subset per candidate shape (sorted child shape ids)."""
-        node, inverse = self.atoms(h, prev)
-        G, N = node[inverse], prev["tnu"]
+        G, N = self.node_value(h, self._sums(prev["tval"])), prev["tnu"]
         if self.a == 2:
             return (N @ G @ N.T)[cand[:, 0], cand[:, 1]]
         out = np.empty(len(cand))
@@ -838,12 +843,12 @@ class _TanhTarget:
         lvl["tnu"] = _push_forward(prev["tnu"], cand, inverse.ravel(), node.size)
 
     def second_moment(self, prev):
-        node, inverse = self.atoms(self.L, prev)
+        G = self.node_value(self.L, self._sums(prev["tval"]))
         law = prev["tnu"][0]  # the empty shape's measure: the children's law
         p = law
         for _ in range(self.a - 1):
             p = np.multiply.outer(p, law)
-        return float(np.sum(p * node[inverse] ** 2))
+        return float(np.sum(p * G * G))
 
     def wide_power(self, levels, f1, f2, mult):
         """(power per root shape (f1, f2), E f, E f^2) for ``_wide_root``
@@ -852,8 +857,8 @@ class _TanhTarget:
         v_b), nu_a^T Y nu_b gives f_hat of every f1 = (a, b) at once."""
         L = len(levels)  # heights 0..L-1: the root is not listed yet
         child, grand = levels[L - 1], levels[L - 2]
-        node, inverse = self.atoms(L, child)
-        Y = node[inverse] @ child["tnu"].T
+        G = self.node_value(L, self._sums(child["tval"]))
+        Y = G @ child["tnu"].T
         child_atoms = self.atoms(L - 1, grand)[1]
         f_cand = child["full"]["cand"]
         fh = np.empty(len(f1))
@@ -861,8 +866,9 @@ class _TanhTarget:
             sel = f2 == g
             M = grand["tnu"] @ Y[child_atoms, j] @ grand["tnu"].T
             fh[sel] = M[f_cand[f1[sel], 0], f_cand[f1[sel], 1]]
-        mean = float(child["tnu"][0] @ node[inverse] @ child["tnu"][0])
-        return mult * fh * fh, mean, self.second_moment(child)
+        law = child["tnu"][0]  # the empty shape's measure: the children's law
+        G2 = G * G
+        return mult * fh * fh, float(law @ G @ law), float(law @ G2 @ law)
 
 
 def tree_degree_profile(target) -> np.ndarray:
