@@ -1,0 +1,98 @@
+"""Nested kernel search vs today's per-n fits, and the Cholesky floor, in
+one run (issue #27). Prints ratios; not a test.
+
+`python benchmarks/nested_bench.py [--L 5] [--seeds 8] [--n-max 16384] [--n-test 2048]`
+
+Rows:
+- "nested search": one tree-NTK ``ntk_search`` (tanh tree, eps 0.1),
+  today's way (``search.run_search``, every (seed, n) an independent fit:
+  its own Gram, factorization and test Gram) against the nested way
+  (``sample_complexity._ntk_nested``: per seed one factorization grown to
+  the largest n its search asks for, every n read from its leading block).
+  Both find the same brackets (checked).
+- "cholesky floor": per seed, the Gram at that seed's largest factored n
+  plus one Cholesky of it, summed over seeds. Targets: nested >= 5x faster
+  than today's, <= 2 factorizations per seed, <= 2x the floor.
+"""
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+import scipy.linalg as sla
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+from ntkgap.kernels import gram, ntk_predictor  # noqa: E402
+from ntkgap.nets.arch import parse_arch  # noqa: E402
+from ntkgap.runs import sample_complexity, search  # noqa: E402
+from ntkgap.targets import parse_target  # noqa: E402
+from ntkgap.targets.split import split  # noqa: E402
+
+
+def rows(L=4, seeds=8, n_max=4096, n_test=2048, eps=0.1):
+    """The two rows, measured back to back in this process (CPU seconds of
+    the process, all threads: the shared machine's wall time is noisy).
+
+    Args:
+        L: tree depth (binary tanh tree on d = 64 inputs).
+        seeds, n_max, n_test, eps: the search's settings (n_min = 4).
+
+    Returns:
+        list of dicts (row, seconds, ratio, target, note).
+    """
+    target = f"tree:d=64,L={L},arity=2,node=tanh"
+    cell = dict(method="ntk_search", arch=f"tree:arity=2,L={L}", eps=eps, n_min=4, n_max=n_max,
+                seeds=list(range(seeds)), target=target, n_test=n_test)  # fmt: skip
+    a, t = parse_arch(cell["arch"]), parse_target(cell["target"])
+    # warm-up (JAX compilation of the kernel's blocks), paid by neither side
+    ntk_predictor.NestedCurve(a, t, seed=10**6, n_test=n_test).at(300)
+    t0 = time.process_time()
+    nested = sample_complexity._ntk_nested(cell)
+    t_nested = time.process_time() - t0
+
+    def today(batch):
+        return [ntk_predictor.evaluate(a, t, n, seed=s, n_test=n_test)["test_mse"]
+                for s, n in batch]  # fmt: skip
+
+    t0 = time.process_time()
+    old = search.run_search(today, cell["seeds"], eps, 4, n_max)
+    t_today = time.process_time() - t0
+    same = all((p["lo"], p["hi"]) == (q["lo"], q["hi"])
+               for p, q in zip(nested["per_seed"], old["seeds"]))  # fmt: skip
+    t0 = time.process_time()
+    for s in cell["seeds"]:
+        n = nested["factor_n"][str(s)]
+        sp = split(t, n, seed=s, n_test=n_test)
+        k = gram.gram(a, a.inputs(t.domain, np.concatenate([sp.x_train, sp.x_val])))
+        sla.cho_factor(k, lower=True, overwrite_a=True, check_finite=False)
+    t_floor = time.process_time() - t0
+    per_seed = nested["factorizations"] / seeds
+    note = (f"L={L}, {seeds} seeds, n_max {n_max}, n_test {n_test}; factor n "
+            f"{sorted(nested['factor_n'].values())}; evaluations {old['evaluations']} "
+            f"(today) vs {len(nested['evaluations'])}; same brackets: {same}")  # fmt: skip
+    return [
+        dict(row="nested search", seconds=t_nested, ratio=t_today / t_nested, target=">= 5x",
+             note=f"today {t_today:.1f} s vs nested {t_nested:.1f} s; {per_seed:.2f} "
+                  f"factorizations per seed (<= 2); {note}"),
+        dict(row="cholesky floor", seconds=t_floor, ratio=t_nested / t_floor, target="<= 2x",
+             note=f"nested {t_nested:.1f} s / floor {t_floor:.1f} s (Gram + one Cholesky "
+                  "at each seed's largest factored n)"),
+    ]  # fmt: skip
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--L", type=int, default=4)
+    p.add_argument("--seeds", type=int, default=8)
+    p.add_argument("--n-max", type=int, default=4096)
+    p.add_argument("--n-test", type=int, default=2048)
+    args = p.parse_args()
+    for r in rows(args.L, args.seeds, args.n_max, args.n_test):
+        print(f"{r['row']:<16} {r['seconds']:8.1f} s  ratio {r['ratio']:.2f} "
+              f"(target {r['target']})  {r['note']}")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
