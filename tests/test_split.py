@@ -20,16 +20,14 @@ def _configs(x, support):
 
 def test_small_support_cube_exact_and_disjoint():
     t = parse_target("tree:d=24,L=3,arity=2,node=parity")  # 8 leaves: 256 configurations
-    sp = split(t, 100, seed=3, n_val=20, n_test=500)
+    sp = split(t, 100, seed=3, n_val=20, n_test=100)
     pool = _configs(np.concatenate([sp.x_train, sp.x_val]), t.support)
     assert len(set(pool)) == 100 and sp.duplicates == 0
     test = _configs(sp.x_test, t.support)
     assert not set(test) & set(pool) and sp.overlap == 0.0
-    # fewer than 500 remain: the test set is every other configuration, equally often
+    assert len(set(test)) == 100 and not sp.exhaustive
     cube = set(itertools.product([-1, 1], repeat=8))
-    assert set(test) == cube - set(pool) and sp.exhaustive
-    counts = {c: test.count(c) for c in set(test)}
-    assert set(counts.values()) == {500 // 156}
+    assert set(test) | set(pool) < cube
     np.testing.assert_array_equal(sp.y_test, t(sp.x_test))
     assert sp.x_train.shape == (80, 24) and sp.x_val.shape == (20, 24)
 

@@ -11,7 +11,7 @@ from ntkgap.nets.arch import parse_arch
 from ntkgap.nets.train_config import validation_size
 from ntkgap.runs import runner
 from ntkgap.targets import parse_target
-from ntkgap.targets.split import split
+from ntkgap.targets.split import CHUNK, split
 from ntkgap.targets.variance import target_variance
 
 D, N, N_TEST, SEED = 8, 40, 60, 3
@@ -31,8 +31,8 @@ def _by_hand(target, noise=0.0):
     if noise:
         from ntkgap._infra.seeds import derive
 
-        rng = np.random.default_rng(derive(SEED, "noise", N))
-        y = y + np.sqrt(noise) * rng.standard_normal(y.shape[0])
+        rng = np.random.default_rng(derive(SEED, "noise", 0))  # chunk 0 of the pool's noise
+        y = y + np.sqrt(noise) * rng.standard_normal(CHUNK)[: y.shape[0]]
     m = N - n_val
     kf = _gram(x[:m], x[:m])
     val = {}
