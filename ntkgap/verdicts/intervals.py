@@ -383,6 +383,17 @@ def _seed_counts(rule, sets, transform) -> dict:
     }
 
 
+def _gated_verdict(rule, usable, need, lo, hi, transform):
+    """The depth gate, then the rule on the CI (None without a rule)."""
+    if rule is None:
+        return None
+    if usable < need:
+        return TOO_FEW_DEPTHS
+    if lo is None:
+        return INCONCLUSIVE
+    return rule_verdict(rule, transform(lo), transform(hi))
+
+
 def _report(name, rule, ci, kinds, need, sets, transform) -> dict:
     """The common output of a growth statistic (see ``nstar_ratio_growth``)."""
     usable = sum(k != "unknown" for k in kinds.values())
@@ -394,14 +405,6 @@ def _report(name, rule, ci, kinds, need, sets, transform) -> dict:
     def t(v):
         return None if v is None or not math.isfinite(v) else float(transform(v))
 
-    verdict = None
-    if rule is not None:
-        if usable < need:
-            verdict = TOO_FEW_DEPTHS
-        elif lo is None:
-            verdict = INCONCLUSIVE
-        else:
-            verdict = rule_verdict(rule, transform(lo), transform(hi))
     out = {
         "statistic": name,
         "value": t(med[0]) if point else None,
@@ -414,7 +417,7 @@ def _report(name, rule, ci, kinds, need, sets, transform) -> dict:
         "seeds": ci["seeds"] if ci else 0,
         "ci_method": ci["method"] if ci else None,
         "coverage": ci["coverage"] if ci else None,
-        "verdict": verdict,
+        "verdict": _gated_verdict(rule, usable, need, lo, hi, transform),
         "depths_resolved": resolved,
         "depths_bounded": usable - resolved,
         "depths_needed": need,
