@@ -509,185 +509,26 @@ def _show_args(p):
     _results_arg(p)
 
 
-_SHOW_KEYS = ("target", "arch", "domain", "width", "L", "kmax", "seed", "seeds", "ridge")
-
-
-def _show_rows(folder, cells=None):
-    """(cell, result or None) pairs of one experiment's folder: the given
-    cells (None when not stored yet), else every stored cell."""
-    import os
-
-    from ntkgap.runs import runner
-
-    if cells is not None:
-        return [
-            (c, (runner.load_result(runner._path(os.path.basename(folder), c)) or {}).get("result"))
-            for c in cells
-        ]
-    out = []
-    for fn in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
-        if fn.endswith(".json") and not fn.startswith("."):
-            rec = runner.load_result(os.path.join(folder, fn))
-            if isinstance(rec, dict) and "cell" in rec and "result" in rec:
-                out.append((rec["cell"], rec["result"]))
-    return out
-
-
-def _show_record(cell, res):
-    params = {k: cell[k] for k in _SHOW_KEYS if k in cell}
-    row = {"method": cell.get("method"), "params": params, "n": cell.get("n")}
-    if res is None:
-        row["status"] = "not run"
-        return row
-    row["status"] = "stored"
-    if "test_mse" in res:
-        row["test_mse"] = res["test_mse"]
-    if res.get("n_star"):
-        row["n_star"] = {
-            e: (v.get("n_star") if isinstance(v, dict) else v) for e, v in res["n_star"].items()
-        }
-    if isinstance(res.get("median"), dict):  # a search: the median seed's n*, censoring marked
-        med = res["median"]
-        mark = {"right": ">", "left": "<="}.get(med.get("censored"), "")
-        row["n_star"] = {cell.get("eps"): f"{mark}{_fmt_value(med.get('n_star'))}"}
-    if "theory_valid" in res:
-        row["theory_valid"] = res["theory_valid"]
-    row["seconds"] = res.get("cell_seconds", res.get("seconds"))
-    return row
-
-
-def _fmt_value(v):
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    if isinstance(v, list):
-        return "[" + ",".join(_fmt_value(x) for x in v[:4]) + (",..." if len(v) > 4 else "") + "]"
-    if isinstance(v, dict):
-        return " ".join(f"{k}:{_fmt_value(x)}" for k, x in v.items())
-    return "-" if v is None else str(v)
-
-
 @verb(
     "show",
     "a table of a run's cells (method, parameters, n, error or n*, seconds) and claims",
     _show_args,
 )
 def _show(args):
-    import os
-
     from ntkgap._infra import config
-    from ntkgap.runs import runner
+    from ntkgap.verdicts import overview
 
     if args.results is not None:
         config.set_results_dir(args.results)
-    src = args.source
-    experiments = []  # (name, folder, rows)
-    if os.path.isfile(src):
-        cfg = runner.load_config(src, args.profile)
-        folder = os.path.join(config.results_dir(), cfg["name"])
-        have = [p for p in runner.PROFILES if p in cfg]
-        ran = [p for p in have if os.path.exists(os.path.join(folder, f".config-{p}.json"))]
-        profiles = [args.profile] if args.profile else (ran or have)  # the profiles run
-        cells, seen = [], set()
-        for prof in profiles:
-            for c in runner.expand(cfg, prof, where=src, validate=False):
-                if runner.cell_key(c) not in seen:
-                    seen.add(runner.cell_key(c))
-                    cells.append(c)
-        experiments.append((cfg["name"], folder, _show_rows(folder, cells)))
-    elif os.path.isdir(src):
-        rows = _show_rows(src)
-        if rows:
-            experiments.append((os.path.basename(os.path.abspath(src)), src, rows))
-        for sub in sorted(os.listdir(src)):
-            sub_rows = _show_rows(os.path.join(src, sub))
-            if sub_rows:
-                experiments.append((sub, os.path.join(src, sub), sub_rows))
-    else:
-        raise UsageError(f"show {src}: no such config file or folder")
+    experiments = overview.experiments(args.source, args.profile)
     if args.plot:
         _check_out(args.plot, (".png", ".pdf", ".svg"))
-    summary_dir = src if os.path.isdir(src) else config.results_dir()
-    summary = runner.load_result(os.path.join(summary_dir, "summary.json"))
-    claims = summary.get("claims", []) if isinstance(summary, dict) else []
-
-    def order(row):  # method, then parameters, then n: series read top to bottom
-        n = row["n"]
-        return (str(row["method"]), _fmt_value(row["params"]), n if isinstance(n, int) else -1)
-
-    out = {
-        "experiments": [
-            {
-                "name": n,
-                "folder": f,
-                "cells": sorted((_show_record(c, r) for c, r in rows), key=order),
-            }
-            for n, f, rows in experiments
-        ],
-        "claims": claims,
-    }
-    if not experiments and not claims:
-        raise UsageError(f"show {src}: no stored results there")
-    lines = []
-    for exp in out["experiments"]:
-        lines.append(f"{exp['name']} ({exp['folder']}): {len(exp['cells'])} cells")
-        lines.append(f"  {'method':<14} {'n':>10} {'test_mse / n*':>22} {'seconds':>8}  parameters")
-        for r in exp["cells"]:
-            if r["status"] != "stored":
-                err = r["status"]
-            elif r.get("n_star"):  # theory cells: n*(eps) says more than a curve
-                err = " ".join(f"n*({e})={_fmt_value(v)}" for e, v in r["n_star"].items())
-            else:
-                err = r.get("test_mse")
-            flag = "" if r.get("theory_valid", True) else " (theory not valid)"
-            lines.append(
-                f"  {r['method']:<14} {_fmt_value(r['n']):>10} {_fmt_value(err):>22} "
-                f"{_fmt_value(r.get('seconds')):>8}  {_fmt_value(r['params'])}{flag}"
-            )
-    if claims:
-        lines.append(f"claims ({len(claims)}):")
-        for c in claims:
-            lines.append(f"  {c.get('id', '?')}: {c.get('verdict', '?')}: {c.get('claim', '')}")
+    out = overview.overview(args.source, experiments)
+    lines = overview.text(out)
     if args.plot:
-        _show_plot(out["experiments"], args.plot)
+        overview.plot(out["experiments"], args.plot)
         lines.append(f"wrote {args.plot}")
     _emit(args, out, "\n".join(lines))
-
-
-def _show_plot(experiments, path):
-    """Test MSE against n, one line per (experiment, method, other parameters)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from ntkgap._infra.files import save_figure
-
-    series = {}
-    for exp in experiments:
-        for r in exp["cells"]:
-            mse, n = r.get("test_mse"), r.get("n")
-            if mse is None or n is None:
-                continue
-            label = f"{exp['name']} {r['method']} " + _fmt_value(
-                {k: v for k, v in r["params"].items() if k not in ("seed", "seeds")}
-            )
-            ns, ms = (n, mse) if isinstance(n, list) else ([n], [mse])
-            for a, b in zip(ns, ms if isinstance(ms, list) else [ms]):
-                if b is not None and b > 0:
-                    series.setdefault(label, []).append((a, b))
-    if not series:
-        raise UsageError("show --plot: no stored test MSE against n to plot")
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    for label, pts in sorted(series.items()):
-        pts.sort()
-        ax.loglog([p[0] for p in pts], [p[1] for p in pts], "o-", ms=3, label=label[:60])
-    ax.set_xlabel("n (training samples)")
-    ax.set_ylabel("relative test MSE")
-    if len(series) <= 20:
-        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
-    fig.tight_layout()
-    save_figure(fig, path)
-    plt.close(fig)
 
 
 # ----------------------------------------------------------------- compare
