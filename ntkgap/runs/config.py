@@ -1,0 +1,252 @@
+"""Experiment configs: reading, checking and expanding a TOML config into cells.
+
+A config has ``name``, ``title`` and a table for each profile it uses
+(``quick``, ``full``; at least one), each a list of ``grid`` tables. A grid
+names a ``method`` and its parameters; list-valued parameters (except
+``n`` for theory and ``seeds``/``eps``, which are one cell's lists) are
+expanded as a cartesian product into cells, and each cell is filled with its
+method's declared defaults (:func:`ntkgap.runs.registry.fill`).
+"""
+
+from __future__ import annotations
+
+import itertools
+import tomllib
+
+from ntkgap._infra import memory
+from ntkgap.errors import UsageError
+from ntkgap.nets import train_config
+from ntkgap.nets.arch import parse_arch
+from ntkgap.runs.registry import METHODS, REQUIRED, Param, fill
+from ntkgap.targets import parse_target
+from ntkgap.targets.domains import parse_domain
+from ntkgap.targets.spectra import default_kmax
+
+PROFILES = ("quick", "full")
+
+
+def _check_int(key, v, lo):
+    if not isinstance(v, int) or isinstance(v, bool) or v < lo:
+        what = "a positive integer" if lo == 1 else f"an integer >= {lo}"
+        return f"{key}={v!r} must be {what}"
+
+
+def _as_list(value):
+    return value if isinstance(value, list) else [value]
+
+
+def _check_number(key, value, kind):
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if kind == "number" and (not ok or value != value or value < 0):
+        return f"{key}={value!r} must be a number >= 0"
+    if kind == "ridge" and not ((ok and value >= 0) or value == "tuned"):
+        # absolute, or tuned on the validation split
+        return f"{key}={value!r} is not allowed (allowed: a number >= 0, 'tuned')"
+    return None
+
+
+def _check_param(key: str, prm: Param, value) -> str | None:
+    """A one-line problem with ``value`` for parameter ``key``, or None."""
+    if prm.kind == "int":
+        return next(filter(None, (_check_int(key, v, prm.min) for v in _as_list(value))), None)
+    if prm.kind in ("number", "ridge"):
+        return _check_number(key, value, prm.kind)
+    if prm.kind == "eps":
+        for e in _as_list(value):
+            if not isinstance(e, float) or not 0 < e < 1:
+                return f"eps={e!r} must lie in (0, 1)"
+    elif prm.kind == "seeds":
+        if not isinstance(value, list) or not value:
+            return f"{key} must be a non-empty list"
+        return next(filter(None, (_check_int(key, v, 0) for v in value)), None)
+    elif prm.kind == "lrs":  # one learning rate, or several chosen among on validation
+        probs = (_check_param(key, Param("train"), v) for v in _as_list(value))
+        return next(filter(None, probs), None)
+    elif prm.kind == "train":
+        try:
+            train_config.check_value(key, value)
+        except UsageError as exc:
+            return str(exc)
+    return None
+
+
+def _read_toml(path: str) -> dict:
+    try:
+        with open(path, "rb") as fh:
+            return tomllib.load(fh)
+    except FileNotFoundError:
+        raise UsageError(f"config {path}: no such file") from None
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise UsageError(f"config {path}: unreadable ({str(exc).splitlines()[0]})") from None
+
+
+def load_config(path: str, profile: str | None = None) -> dict:
+    """Reads and validates an experiment config.
+
+    It carries the profile tables it uses (at least one); with ``profile``,
+    that one must be among them. Every cell's sizes are checked against the
+    memory and time limits here, so a run refuses before any worker starts.
+
+    Args:
+        path: the TOML config file.
+        profile: a profile the config must hold (None: any).
+
+    Returns:
+        the parsed config dict (``name``, ``title``, ``claim`` and the
+        profile tables).
+    """
+    cfg = _read_toml(path)
+    unknown = set(cfg) - {"name", "title", "claim", *PROFILES}
+    if unknown:
+        raise UsageError(
+            f"config {path}: unknown key '{sorted(unknown)[0]}' "
+            f"(allowed: name, title, claim, {', '.join(PROFILES)})"
+        )
+    if not isinstance(cfg.get("name"), str) or not cfg["name"].replace("_", "").isalnum():
+        raise UsageError(f"config {path}: 'name' must be a word of letters, digits and _")
+    present = [p for p in PROFILES if p in cfg]
+    if not present:
+        raise UsageError(
+            f"config {path}: no profile table (give at least one of "
+            f"{', '.join(f'[{p}]' for p in PROFILES)})"
+        )
+    if profile is not None and profile not in cfg:
+        if profile not in PROFILES:
+            raise UsageError(f"profile '{profile}' is not allowed (allowed: {', '.join(PROFILES)})")
+        raise UsageError(
+            f"config {path}: no [{profile}] table (this config has: {', '.join(present)})"
+        )
+    for prof in present:
+        for cell in expand(cfg, prof, where=path):  # validates every grid
+            check_cell_sizes(cell, path)
+    return cfg
+
+
+def _estimates(cell: dict) -> list:
+    """The memory/time estimates of one filled cell."""
+    m = cell["method"]
+    target = parse_target(cell["target"]) if "target" in cell else None
+    arch = parse_arch(cell["arch"]) if "arch" in cell else None
+    if m == "spectrum":
+        return memory.spectrum_estimates(target, default_kmax(target))
+    if m == "eigen":
+        return memory.eigen_estimates(arch, parse_domain(cell["domain"]), cell["kmax"])
+    if m == "theory":
+        return memory.theory_estimates(arch, target)
+    n = cell["n"] if m in ("ntk", "net") else cell.get("n_max")  # a search runs up to n_max
+    if m in ("ntk", "ntk_search"):
+        return memory.regression_estimates(target, n, cell["n_test"])
+    if m in ("net", "net_search"):
+        return memory.net_estimates(
+            arch,
+            target,
+            width=cell["width"],
+            n=n,
+            n_test=cell["n_test"],
+            seeds=len(cell["seeds"]),
+            batch=cell["batch"],
+            steps=cell["steps"],
+            eval_every=cell["eval_every"],
+            optimizer=cell["optimizer"],
+        )
+    return []
+
+
+def check_cell_sizes(cell: dict, where: str) -> None:
+    """Refuses a cell whose memory/time estimates exceed the limits, before
+    anything is computed.
+
+    Args:
+        cell: a cell dict (filled here).
+        where: the config's path, for messages.
+
+    Returns:
+        None; raises UsageError naming the method and the limit.
+    """
+    cell = fill(cell)
+    try:
+        memory.check_sizes(_estimates(cell))
+    except UsageError as exc:
+        raise UsageError(f"config {where}: method '{cell['method']}': {exc}") from None
+
+
+def _validate_cell(cell, where):
+    m = cell["method"]
+    meth = METHODS[m]
+    missing = [k for k, p in meth.params.items() if p.default is REQUIRED and k not in cell]
+    if missing:
+        raise UsageError(f"config {where}: method '{m}': missing key '{missing[0]}'")
+    try:
+        if "target" in cell:
+            t = parse_target(cell["target"])
+        if "arch" in cell:
+            a = parse_arch(cell["arch"])
+            if "target" in cell:
+                a.check_domain(t.domain)
+        if "domain" in cell:
+            parse_domain(cell["domain"])
+    except UsageError as exc:
+        raise UsageError(f"config {where}: {exc}") from None
+    for key, prm in meth.params.items():
+        if key in cell and (problem := _check_param(key, prm, cell[key])):
+            raise UsageError(f"config {where}: method '{m}': {problem}")
+
+
+def _grids(cfg: dict, profile: str, where: str) -> list:
+    if profile not in PROFILES:
+        raise UsageError(f"profile '{profile}' is not allowed (allowed: {', '.join(PROFILES)})")
+    table = cfg.get(profile)
+    if (
+        not isinstance(table, dict)
+        or set(table) - {"grid"}
+        or not isinstance(table.get("grid"), list)
+    ):
+        raise UsageError(f"config {where}: [{profile}] must hold only [[{profile}.grid]] tables")
+    return table["grid"]
+
+
+def _axes(grid: dict, where: str) -> dict:
+    """A grid's axes: {key: list of values} (one cell's lists stay whole)."""
+    m = grid.get("method")
+    if m not in METHODS:
+        raise UsageError(
+            f"config {where}: method={m!r} is not allowed (allowed: {', '.join(METHODS)})"
+        )
+    unknown = set(grid) - set(METHODS[m].params) - {"method"}
+    if unknown:
+        raise UsageError(
+            f"config {where}: method '{m}': unknown key '{sorted(unknown)[0]}' "
+            f"(allowed: {', '.join(sorted(METHODS[m].params))})"
+        )
+    keep = METHODS[m].lists
+    axes = {k: (v if isinstance(v, list) and k not in keep else [v]) for k, v in grid.items()}
+    for k, v in axes.items():
+        if not v:
+            raise UsageError(f"config {where}: method '{m}': {k} is an empty list")
+    return axes
+
+
+def expand(cfg: dict, profile: str, where: str = "config", *, validate: bool = True) -> list[dict]:
+    """The cells of a config's profile: each grid's list values expanded as a
+    product, each cell filled with its method's defaults.
+
+    Args:
+        cfg: a parsed config.
+        profile: one of PROFILES.
+        where: the config's path, for messages.
+        validate: whether each cell's values are checked (before filling:
+            the defaults are the declaration's own).
+
+    Returns:
+        list of filled cell dicts (key -> one value), in grid order.
+    """
+    cells = []
+    for grid in _grids(cfg, profile, where):
+        axes = _axes(grid, where)
+        keys = sorted(axes)
+        for combo in itertools.product(*(axes[k] for k in keys)):
+            cell = dict(zip(keys, combo))
+            if validate:
+                _validate_cell(cell, where)
+            cells.append(fill(cell))
+    return cells
