@@ -44,7 +44,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 from ntkgap._infra import config  # noqa: E402
 from ntkgap.nets.arch import parse_arch  # noqa: E402
-from ntkgap.runs import runner  # noqa: E402
+from ntkgap.runs import config as runs_config  # noqa: E402
+from ntkgap.runs import store  # noqa: E402
 from ntkgap.runs.sample_complexity import evaluation_cell  # noqa: E402
 from ntkgap.targets import parse_target  # noqa: E402
 
@@ -79,7 +80,7 @@ def stored_records(root):
     for path in glob.glob(os.path.join(root, "*", "*.json")):
         if os.path.basename(path).startswith("."):
             continue
-        rec = runner.load_result(path)
+        rec = store.load_result(path)
         if rec and "cell_seconds" in rec.get("result", {}):
             out.setdefault(os.path.basename(os.path.dirname(path)), []).append(rec)
     return out
@@ -253,18 +254,18 @@ def main(profile, detail=False):
     print(f"calibrated on {sum(map(len, stored.values()))} stored cells in {root}")
     print(f"{'experiment':16s} {'cells':>6s} {'searches':>9s} {'estimated core-hours':>22s}")
     for path in sorted(glob.glob(os.path.join(ROOT, "experiments", "*.toml"))):
-        cfg = runner.load_config(path)
+        cfg = runs_config.load_config(path)
         if profile not in cfg:
             continue
         name = cfg["name"]
         recs = stored.get(name, [])
-        by_key = {runner.cell_key(r["cell"]): r for r in recs}
+        by_key = {store.cell_key(r["cell"]): r for r in recs}
         searches = [r for r in recs if r["cell"]["method"].endswith("_search")]
-        cells = runner.expand(cfg, profile, validate=False)
+        cells = runs_config.expand(cfg, profile, validate=False)
         secs, n_search, guessed, parts = 0.0, 0, 0, {}
         for c in cells:
-            if runner.cell_key(c) in by_key:
-                est = by_key[runner.cell_key(c)]["result"]["cell_seconds"]
+            if store.cell_key(c) in by_key:
+                est = by_key[store.cell_key(c)]["result"]["cell_seconds"]
             elif c["method"].endswith("_search"):
                 est = search_seconds(model, name, c, searches)
                 if est is None:  # nothing to scale: one evaluation at n_max per seed (a floor)

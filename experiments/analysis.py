@@ -10,7 +10,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from ntkgap.runs import runner, scaling
+from ntkgap.runs import scaling, store
 from ntkgap.verdicts import selection
 
 EPS = 0.1
@@ -25,7 +25,7 @@ def curves(exp, method, key=("target", "arch")):
 
 
 def theory(exp):
-    return {(c["target"], c["arch"]): r for c, r in runner.results(exp, "theory")}
+    return {(c["target"], c["arch"]): r for c, r in store.results(exp, "theory")}
 
 
 def curve_stats(curve):

@@ -13,18 +13,19 @@ sys.path.insert(0, os.path.dirname(HERE))
 
 from ntkgap._infra import config
 from ntkgap._infra.files import atomic_write, dumps
-from ntkgap.runs import runner
+from ntkgap.runs import config as runs_config
+from ntkgap.runs import store
 from ntkgap.verdicts import claims as claims_mod
 from ntkgap.verdicts import selection, tables
 
 PROFILE = sys.argv[1] if len(sys.argv) > 1 else "quick"
-os.environ["NTKGAP_PROFILE"] = PROFILE  # only this profile's cells (runner.results)
+os.environ["NTKGAP_PROFILE"] = PROFILE  # only this profile's cells (store.results)
 CONFIGS = sorted(glob.glob(os.path.join(HERE, "*.toml")))
 
 
 def stored_config(cfg):
     """The config as last run (saved beside its results), else the repo's."""
-    saved = runner.load_result(
+    saved = store.load_result(
         os.path.join(config.results_dir(), cfg["name"], f".config-{PROFILE}.json")
     )
     return saved or cfg
@@ -65,7 +66,7 @@ def fmt(v):
 
 claims, budget_lines, names = [], [], []
 for path in CONFIGS:
-    cfg = runner.load_config(path)
+    cfg = runs_config.load_config(path)
     names.append(cfg["name"])
     for c in claims_mod.parse_claims(cfg, path):
         claims.append(claims_mod.evaluate(c, cfg["name"]))

@@ -474,11 +474,11 @@ def _results_arg(p):
 @verb("run", "run an experiment's cells that are not stored yet (resumable)", _run_args)
 def _run(args):
     from ntkgap._infra import config
-    from ntkgap.runs import runner
+    from ntkgap.runs import executors
 
     if args.results is not None:
         config.set_results_dir(args.results)
-    r = runner.run(
+    r = executors.run(
         args.config, args.profile, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler
     )
     _emit(

@@ -13,7 +13,7 @@ import os
 import numpy as np
 import pytest
 
-from ntkgap.runs import runner
+from ntkgap.runs import store as runs_store
 from ntkgap.verdicts import claims, nstar_statistics, rules, selection
 
 EXP = "planted"
@@ -29,7 +29,7 @@ def store(tmp_path, monkeypatch):
     os.makedirs(tmp_path / EXP)
 
     def put(cell, result):
-        with open(tmp_path / EXP / f"{runner.cell_key(cell)}.json", "w") as fh:
+        with open(tmp_path / EXP / f"{runs_store.cell_key(cell)}.json", "w") as fh:
             json.dump({"cell": cell, "result": result}, fh)
 
     return put

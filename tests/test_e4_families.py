@@ -17,7 +17,8 @@ from conftest import ROOT
 
 from ntkgap.kernels import theory
 from ntkgap.nets.arch import parse_arch
-from ntkgap.runs import runner
+from ntkgap.runs import config as runs_config
+from ntkgap.runs import store
 from ntkgap.targets import parse_target
 
 E4 = os.path.join(ROOT, "experiments", "e4_trees.toml")
@@ -63,8 +64,8 @@ def _family(spec):
 
 
 def test_report_table_lists_every_e4_family_and_depth(tmp_path):
-    cfg = runner.load_config(E4)
-    cells = runner.expand(cfg, "quick", E4)
+    cfg = runs_config.load_config(E4)
+    cells = runs_config.expand(cfg, "quick", E4)
     spectra = [c for c in cells if c["method"] == "spectrum"]
     assert spectra, "E4 quick stores spectrum cells for the table's degree column"
     folder = tmp_path / "results" / "e4_trees"
@@ -74,7 +75,7 @@ def test_report_table_lists_every_e4_family_and_depth(tmp_path):
     for i, c in enumerate(spectra):
         planted[c["target"]] = 1.0 + 0.25 * i
         res = {"complexity": {"average_degree": planted[c["target"]]}}
-        (folder / f"{runner.cell_key(c)}.json").write_text(json.dumps({"cell": c, "result": res}))
+        (folder / f"{store.cell_key(c)}.json").write_text(json.dumps({"cell": c, "result": res}))
     env = dict(
         os.environ,
         NTKGAP_RESULTS=str(tmp_path / "results"),

@@ -11,7 +11,8 @@ import time
 
 import pytest
 
-from ntkgap.runs import runner
+from ntkgap.runs import config as runs_config
+from ntkgap.runs import executors, methods, registry, store
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -97,11 +98,11 @@ def test_resume_determinism_and_changed_config(tiny, tmp_path, monkeypatch):
     _run(tiny, tmp_path / "a", "--jobs", "1")
     monkeypatch.setenv("NTKGAP_RESULTS", str(tmp_path / "a"))
     monkeypatch.delenv("NTKGAP_PROFILE", raising=False)
-    assert sorted({c["seed"] for c, _ in runner.results("tiny", "ntk", profile="quick")}) == [2]
-    assert {c["seed"] for c, _ in runner.results("tiny", "ntk")} == {0, 1, 2}  # no profile: all
+    assert sorted({c["seed"] for c, _ in store.results("tiny", "ntk", profile="quick")}) == [2]
+    assert {c["seed"] for c, _ in store.results("tiny", "ntk")} == {0, 1, 2}  # no profile: all
     assert len(_stored(tmp_path / "a")) == 25  # 24 ntk cells + 1 theory: nothing deleted
     monkeypatch.setenv("NTKGAP_PROFILE", "quick")
-    assert len(runner.results("tiny", "ntk")) == 8
+    assert len(store.results("tiny", "ntk")) == 8
 
 
 NETS = """
@@ -315,7 +316,7 @@ def search_ref(tmp_path_factory):
     mp.setenv("NTKGAP_RESULTS", str(tmp / "ref"))
     mp.setenv("NTKGAP_PROGRESS", "0")
     try:
-        r = runner.run(str(cfg), "quick", jobs=1)
+        r = executors.run(str(cfg), "quick", jobs=1)
     finally:
         mp.undo()
     assert r["computed"] == 2 and not r["failed"]
@@ -453,7 +454,7 @@ def test_sigkill_mid_search_then_resume(search_ref, tmp_path, monkeypatch):
     assert "net" in methods and "net_search" not in methods
     monkeypatch.setenv("NTKGAP_RESULTS", str(res))
     monkeypatch.setenv("NTKGAP_PROGRESS", "0")
-    r = runner.run(str(cfg), "quick", jobs=1)
+    r = executors.run(str(cfg), "quick", jobs=1)
     assert r["computed"] == 2
     after = _stored(res, "srch")
     assert {k: after[k] for k in before} == before  # no finished training was redone
@@ -488,15 +489,15 @@ def _shrink(cell):
 def test_every_experiment_smoke(path, tmp_path, monkeypatch):
     monkeypatch.setenv("NTKGAP_RESULTS", str(tmp_path))  # where searches store evaluations
     (tmp_path / "smoke").mkdir()
-    cfg = runner.load_config(path)
-    cells = runner.expand(cfg, "quick") + runner.expand(cfg, "full")
+    cfg = runs_config.load_config(path)
+    cells = runs_config.expand(cfg, "quick") + runs_config.expand(cfg, "full")
     seen = set()
-    for cell in sorted(cells, key=runner._cost):
+    for cell in sorted(cells, key=registry.cost):
         if cell["method"] in seen or (
             cell["method"] == "eigen" and "1000" in cell.get("domain", "")
         ):
             continue
         seen.add(cell["method"])
-        out = runner.run_cell(_shrink(cell), "smoke")
+        out = methods.run_cell(_shrink(cell), "smoke")
         assert "cell_seconds" in out
         json.dumps(out, allow_nan=False)

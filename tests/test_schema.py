@@ -7,7 +7,7 @@ from conftest import ROOT
 
 from ntkgap import cli
 from ntkgap.nets import train_config
-from ntkgap.runs import runner
+from ntkgap.runs import config as runs_config
 
 FIELDS = train_config.FIELDS
 
@@ -81,7 +81,7 @@ def _net_config(extra):
 def test_runner_accepts_every_field_and_cli_parses_the_same_config(tmp_path):
     p = tmp_path / "x.toml"
     p.write_text(_net_config(ODD))
-    (cell,) = runner.expand(runner.load_config(str(p)), "quick", where=str(p))
+    (cell,) = runs_config.expand(runs_config.load_config(str(p)), "quick", where=str(p))
     from_cell = train_config.from_mapping({k: cell[k] for k in ODD})
     argv = ["--arch", "fc", "--target", "parity:d=4,k=2", "--width", "8", "--n", "16"]
     for k, v in ODD.items():
@@ -114,7 +114,7 @@ def test_bad_value_same_message_in_cli_and_config(cli, tmp_path, field, value, m
     p = tmp_path / "x.toml"
     p.write_text(_net_config({field: value}))
     with pytest.raises(Exception) as cfg_err:
-        runner.load_config(str(p))
+        runs_config.load_config(str(p))
     assert str(cfg_err.value).endswith(message), str(cfg_err.value)
     r = cli(
         "train", "--arch", "fc", "--target", "parity:d=4,k=2", "--width", "8", "--n", "16",

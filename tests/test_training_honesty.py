@@ -11,7 +11,7 @@ from test_networks import chunk_compilations
 
 from ntkgap.nets import training
 from ntkgap.nets.arch import parse_arch
-from ntkgap.runs import runner
+from ntkgap.runs import executors, store
 from ntkgap.targets import parse_target
 
 ARCH, TARGET = "fc:depth=1", "tree:d=12,L=2,arity=2,node=linear-plus"
@@ -51,12 +51,12 @@ def test_runner_marks_a_diverged_cell_failed(tmp_path, monkeypatch):
         f"target = '{TARGET}'\narch = '{ARCH}'\nwidth = 8\nn = 40\nseeds = [0]\n"
         "steps = 100\neval_every = 50\nlr = [1e10, 1e-2]\n[full]\ngrid = []\n"
     )
-    r = runner.run(str(cfg), "quick", jobs=1)
+    r = executors.run(str(cfg), "quick", jobs=1)
     assert r["cells"] == 2 and len(r["failed"]) == 1
     assert r["failed"][0]["cell"]["lr"] == 1e10 and "diverged" in r["failed"][0]["reason"]
-    kept = runner.results("div", "net")
+    kept = store.results("div", "net")
     assert [c["lr"] for c, _ in kept] == [1e-2]  # the failed cell never reaches a figure
-    again = runner.run(str(cfg), "quick", jobs=1)  # stored marked failed: not recomputed
+    again = executors.run(str(cfg), "quick", jobs=1)  # stored marked failed: not recomputed
     assert again["computed"] == 0 and len(again["failed"]) == 1
     assert len(os.listdir(tmp_path / "res" / "div")) == 3  # two cells and the saved config
 

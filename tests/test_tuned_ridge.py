@@ -9,7 +9,7 @@ from ntkgap.errors import UsageError
 from ntkgap.kernels import dual, ntk_predictor
 from ntkgap.nets.arch import parse_arch
 from ntkgap.nets.train_config import validation_size
-from ntkgap.runs import runner
+from ntkgap.runs import config as runs_config
 from ntkgap.targets import parse_target
 from ntkgap.targets.split import CHUNK, split
 from ntkgap.targets.variance import target_variance
@@ -78,4 +78,4 @@ def test_bad_ridge_is_one_line():
     cfg = {"name": "x", "quick": {"grid": [{"method": "ntk", "target": "parity:d=8,k=2",
            "arch": "fc:depth=1", "n": 8, "seed": 0, "ridge": "best"}]}}  # fmt: skip
     with pytest.raises(UsageError, match="ridge='best' is not allowed"):
-        runner.expand(cfg, "quick")
+        runs_config.expand(cfg, "quick")

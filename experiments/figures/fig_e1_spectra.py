@@ -4,11 +4,11 @@ import numpy as np
 import style
 from style import plt
 
-from ntkgap.runs import runner
+from ntkgap.runs import store
 from ntkgap.nets.arch import parse_arch
 
 fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 3.8))
-rows = sorted(runner.results("e1_spectra", "eigen"), key=lambda cr: cr[0]["arch"])
+rows = sorted(store.results("e1_spectra", "eigen"), key=lambda cr: cr[0]["arch"])
 for cell, r in rows:
     lam, k = np.array(r["eigenvalue"]), np.array(r["k"])
     depth = parse_arch(cell["arch"]).spec["depth"]

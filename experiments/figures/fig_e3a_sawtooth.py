@@ -8,7 +8,7 @@ import numpy as np
 from style import plt
 
 from ntkgap.verdicts.selection import Side, searches
-from ntkgap.runs import runner
+from ntkgap.runs import store
 
 fig, (a1, a2) = plt.subplots(1, 2, figsize=(9.5, 3.6))
 th = analysis.theory("e3a_sawtooth")
@@ -41,7 +41,7 @@ if L:
         capsize=2,
         label="NTK n*(0.1), empirical KRR (median seed; CI only with >= 8 seeds)",
     )
-ex = sorted((c["L"], r["n_params"]) for c, r in runner.results("e3a_sawtooth", "exact_sawtooth"))
+ex = sorted((c["L"], r["n_params"]) for c, r in store.results("e3a_sawtooth", "exact_sawtooth"))
 if ex:
     a1.semilogy(*zip(*ex), "k--", label="exact ReLU net: 6L+1 parameters")
 a1.set(

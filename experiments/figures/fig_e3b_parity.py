@@ -8,7 +8,7 @@ import numpy as np
 from style import plt
 
 from ntkgap.verdicts import selection
-from ntkgap.runs import runner
+from ntkgap.runs import store
 from ntkgap.nets.arch import parse_arch
 
 EXP = "e3b_parity"
@@ -18,8 +18,8 @@ SERIES = (  # (method, ridge, label, colour, marker)
     ("ntk_search", "tuned", "NTK regression, tuned ridge", "tree", "s"),
     ("net_search", selection.RIDGELESS, "trained 2-layer net", "net", "o"),
 )
-theory = {(c["target"], c["arch"]): r for c, r in runner.results(EXP, "theory")}
-archs = sorted({a for _, a in theory} | {c["arch"] for c, _ in runner.results(EXP, "net_search")})
+theory = {(c["target"], c["arch"]): r for c, r in store.results(EXP, "theory")}
+archs = sorted({a for _, a in theory} | {c["arch"] for c, _ in store.results(EXP, "net_search")})
 cols = 2
 rows = max(1, -(-len(archs) // cols))
 fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 3.3 * rows), squeeze=False)

@@ -14,7 +14,7 @@ import numpy as np
 from style import plt
 
 from ntkgap.verdicts import selection, tables
-from ntkgap.runs import runner
+from ntkgap.runs import store
 from ntkgap.targets import parse_target
 
 EXP = "e4_trees"
@@ -114,7 +114,7 @@ def draw_family(ax, fam, targets):
 
 def draw_lazy(ax):
     """Test error against n: lazy tree net and the tree NTK's KRR (same cells' splits)."""
-    nets = [(c, r) for c, r in runner.results(EXP, "net") if c.get("alpha")]
+    nets = [(c, r) for c, r in store.results(EXP, "net") if c.get("alpha")]
     if not nets:
         style.no_data(ax, "lazy tree net")
         return

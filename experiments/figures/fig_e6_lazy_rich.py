@@ -5,11 +5,11 @@ import analysis
 import numpy as np
 from style import plt
 
-from ntkgap.runs import runner
+from ntkgap.runs import store
 
 fig, ax = plt.subplots(figsize=(5, 3.5))
 rows = {}
-for cell, r in runner.results("e6_lazy_rich", "net"):
+for cell, r in store.results("e6_lazy_rich", "net"):
     e = np.asarray(r["test_mse_per_seed"])
     rows.setdefault(cell["width"], []).append(
         (cell["alpha"], e.mean(), e.mean() - e.min(), e.max() - e.mean())

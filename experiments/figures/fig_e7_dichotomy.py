@@ -8,14 +8,14 @@ import analysis
 from matplotlib.ticker import NullFormatter, ScalarFormatter
 from style import plt
 
-from ntkgap.runs import runner
+from ntkgap.runs import store
 from ntkgap.targets import spectra
 from ntkgap.nets.arch import parse_arch
 from ntkgap.specs import label
 from ntkgap.targets import parse_target
 from ntkgap.verdicts import selection
 
-spec = {c["target"]: r for c, r in runner.results("zoo", "spectrum")}
+spec = {c["target"]: r for c, r in store.results("zoo", "spectrum")}
 
 
 def complexities(t):
@@ -50,7 +50,7 @@ for method, ax, pts, kinds in (
     ("net_search", a2, pts2, {"tree": "tree", "fc": "net"}),
 ):
     seen = set()
-    for cell, r in runner.results("e4_trees", method):
+    for cell, r in store.results("e4_trees", method):
         t, arch = cell["target"], parse_arch(cell["arch"]).name
         # the ridgeless kernels (E4 also has validation-tuned ridges)
         if not selection.at(cell, eps):

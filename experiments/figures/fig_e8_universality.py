@@ -13,7 +13,7 @@ from style import plt
 
 from ntkgap import specs
 from ntkgap.verdicts import claims, selection
-from ntkgap.runs import runner
+from ntkgap.runs import config as runs_config, store
 from ntkgap.nets.arch import ACTS
 
 EXP = "e8_universality"
@@ -25,7 +25,7 @@ def theory_cells():
     """{(arch spec, target): (n*, censored, valid)} of the stored theory cells
     (valid: n* within eigenlearning's validity, see runner's theory method)."""
     out = {}
-    for cell, res in runner.results(EXP, "theory"):
+    for cell, res in store.results(EXP, "theory"):
         v = res.get("n_star", {}).get(EPS)
         if v is not None:
             out[(cell["arch"], cell["target"])] = (
@@ -135,7 +135,7 @@ fig.colorbar(im, ax=axes[1, 0], fraction=0.04)
 
 # (d) trained side: each claim's ratio n*(own NTK) / n*(trained net) per L
 ax = axes[1, 1]
-cfg = runner.load_config(CONFIG)
+cfg = runs_config.load_config(CONFIG)
 drawn = 0
 for (col, mk, ls), c in zip(
     style.distinct_styles(len(cfg.get("claim", []))), claims.parse_claims(cfg, CONFIG)

@@ -11,13 +11,13 @@ import style  # noqa: I001  (first: puts experiments/ on sys.path)
 import numpy as np
 from style import plt
 
-from ntkgap.runs import runner
+from ntkgap.runs import config as runs_config
 from ntkgap.targets.rhm import n_valid_formula
 from ntkgap.verdicts.nstar_statistics import nstar_by_key
 from ntkgap.verdicts.selection import Side
 
 EXP = "e9_rhm"
-CFG = runner.load_config(os.path.join(style.ROOT, "experiments", f"{EXP}.toml"))
+CFG = runs_config.load_config(os.path.join(style.ROOT, "experiments", f"{EXP}.toml"))
 PARAMS = {c["id"]: c["params"] for c in CFG["claim"]}
 CNN = PARAMS["E9-cnn-scaling-L"]["a"][1]
 SERIES = (  # (method, arch prefix, label, colour, marker)

@@ -4,7 +4,7 @@ import numpy as np
 import style
 from style import plt
 
-from ntkgap.runs import runner
+from ntkgap.runs import store
 from ntkgap.specs import label
 from ntkgap.targets import parse_spec
 
@@ -14,7 +14,7 @@ def short(spec):
     return label(spec, drop=("seed",))
 
 
-rows = sorted(runner.results("zoo", "spectrum"), key=lambda cr: cr[0]["target"])
+rows = sorted(store.results("zoo", "spectrum"), key=lambda cr: cr[0]["target"])
 circ = [r for _, r in rows if "frequency" in r]
 cube = [r for _, r in rows if "frequency" not in r]
 fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 6.2), gridspec_kw={"width_ratios": [1, 1.25]})

@@ -16,7 +16,7 @@ sys.path.insert(0, ROOT)
 from ntkgap._infra import config  # noqa: E402
 
 OUT = config.figures_dir(os.path.join(ROOT, "figures"))
-# figures read only the cells of one profile's config (ntkgap.runs.runner.results)
+# figures read only the cells of one profile's config (ntkgap.runs.store.results)
 os.environ.setdefault("NTKGAP_PROFILE", "quick")
 COLORS = {
     "ntk": "#c0392b",
