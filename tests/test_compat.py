@@ -1,10 +1,15 @@
 """neural-tangents 0.6.5 on the installed JAX: it imports through
 ntkgap._infra.compat (and beside a plain ``import ntkgap``), every JAX name it
-needs resolves to the object JAX itself keeps, and a name JAX no longer has
-fails loudly with that name."""
+needs resolves to the object JAX itself keeps, a name JAX no longer has
+fails loudly with that name, and each adapter the shim installs where a
+signature changed (structured derivatives' linearize, AUTO's FLOPs,
+max_learning_rate's eigvalsh) agrees with an independent reference."""
 
+import inspect
+import pathlib
 import subprocess
 import sys
+import tomllib
 import warnings
 
 import numpy as np
@@ -66,7 +71,8 @@ def test_a_name_jax_lacks_fails_naming_it(monkeypatch):
         ntshim._restore_moved_names()
 
 
-@pytest.mark.parametrize("impl", [1, 2])  # Jacobian contraction, NTK-vector products
+# Jacobian contraction, NTK-vector products, structured derivatives
+@pytest.mark.parametrize("impl", [1, 2, 3])
 def test_empirical_ntk_matches_explicit_jacobians_without_deprecations(impl):
     init_fn, apply_fn, _ = stax.serial(stax.Dense(16), stax.Erf(), stax.Dense(2))
     x = np.random.default_rng(0).standard_normal((5, 3))
@@ -94,8 +100,84 @@ def test_import_ntkgap_then_neural_tangents_works_and_loads_no_jax_early():
         "i, f, _ = stax.serial(stax.Dense(4), stax.Relu(), stax.Dense(1))\n"
         "x = np.ones((2, 3), np.float32)\n"
         "_, p = i(jax.random.PRNGKey(0), x.shape)\n"
-        "k = nt.empirical_ntk_fn(f, vmap_axes=0, implementation=2)(x, x, p)\n"
-        "print(k.shape)\n"
+        "k = nt.empirical_ntk_fn(f, vmap_axes=0, implementation=3)(x, x, p)\n"
+        "print(k.shape, nt.predict.max_learning_rate(k) > 0)\n"
+        "from ntkgap._infra import ntshim\n"
+        "assert ntshim._HOOK not in sys.meta_path\n"
     )
     assert r.returncode == 0, r.stderr[-2000:]
-    assert r.stdout.strip() == "(2, 2)"
+    assert r.stdout.strip() == "(2, 2) True"
+
+
+def test_structured_derivatives_linearize_is_the_jacobian():
+    # neural-tangents' empirical module calls ad.linearize with jax 0.4's
+    # signature: on newer JAX the shim's linearize_flat, else JAX's own
+    from neural_tangents._src import empirical
+
+    a = np.random.default_rng(2).standard_normal((3, 4))
+    x = np.random.default_rng(3).standard_normal(4)
+    y = np.random.default_rng(4).standard_normal(2)
+
+    def f(u, v):
+        return [jax.numpy.tanh(a @ u), 2.0 * v, jax.numpy.ones(2)]
+
+    wrapped = empirical.lu.wrap_init(f)  # as neural-tangents wraps it
+    out, pvals, jaxpr, consts = empirical.ad.linearize(wrapped, x, y)
+    ref = f(x, y)
+    for o, r in zip(out, ref):
+        np.testing.assert_allclose(o, r, rtol=1e-15)
+    # the constant output's tangent is zero (known); the linear jaxpr maps
+    # tangents to the others: J_u du and 2 dv, J_u = diag(1 - tanh^2) a
+    assert [p.is_known() for p in pvals] == [False, False, True]
+    du, dv = np.eye(4)[1], np.array([0.5, -1.0])
+    t_u, t_v = jax.core.eval_jaxpr(jaxpr, consts, du, dv)
+    np.testing.assert_allclose(t_u, (1 - np.tanh(a @ x) ** 2) * (a @ du), rtol=1e-12)
+    np.testing.assert_allclose(t_v, 2 * dv, rtol=1e-15)
+
+
+def test_adapters_stay_inside_neural_tangents():
+    # JAX's and scipy's own functions are untouched for every other caller
+    import jax.interpreters.ad
+    import scipy.linalg
+    from neural_tangents._src import empirical, predict
+
+    new_jax = not ntshim.takes_primals_positionally(jax.interpreters.ad.linearize)
+    assert (empirical.ad.linearize is ntshim.linearize_flat) == new_jax
+    assert "eigvals" not in inspect.signature(scipy.linalg.eigvalsh).parameters
+    assert predict.sp.linalg.eigvalsh is ntshim.eigvalsh
+    assert scipy.linalg.eigvalsh is not ntshim.eigvalsh
+    assert ntshim.resolve("jax.extend.core.Primitive")("p").map_primitive is False
+
+
+@pytest.mark.parametrize("n, seed", [(1, 0), (6, 1), (17, 2)])
+def test_max_learning_rate_is_two_n_over_the_largest_eigenvalue(n, seed):
+    # nt's docstring: 2 (1 + momentum) * size / lambda_max(NTK); lambda_max
+    # from numpy's eigvalsh
+    g = np.random.default_rng(seed).standard_normal((n, n + 2))
+    k = g @ g.T
+    lam = np.linalg.eigvalsh(k)[-1]
+    np.testing.assert_allclose(nt.predict.max_learning_rate(k), 2 * n / (lam + 1e-12), rtol=1e-12)
+    lr = nt.predict.max_learning_rate(k, y_train_size=3 * n, momentum=0.5)
+    np.testing.assert_allclose(lr, 2 * 1.5 * 3 * n / (lam + 1e-12), rtol=1e-12)
+    sub = ntshim.eigvalsh(k, eigvals=(0, n - 1))
+    np.testing.assert_allclose(sub, np.linalg.eigvalsh(k), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("m, k, n", [(3, 4, 5), (1, 7, 2)])
+@pytest.mark.parametrize("optimize", [False, True])
+def test_flops_of_a_matmul_is_2mkn(m, k, n, optimize):
+    # the AUTO implementation's FLOPs estimate; a (m, k) @ (k, n) product
+    # costs m n multiply-adds of length k
+    a, b = np.ones((m, k)), np.ones((k, n))
+    assert ntshim.flops(lambda u, v: u @ v, optimize, a, b) == 2 * m * k * n
+
+
+def test_peer_list_gives_every_exclusion_a_reason():
+    # tests/nt_peer/peer.toml: the one list of neural-tangents' own tests
+    # that make test-nt runs, leaves out, or deselects
+    table = tomllib.loads((pathlib.Path(__file__).parent / "nt_peer" / "peer.toml").read_text())
+    for f in table["file"]:
+        assert f.get("run") or f.get("reason", "").strip(), f["path"]
+    for e in table.get("exclude", []):
+        assert e["id"].split("::")[0] in {f["path"] for f in table["file"] if f.get("run")}, e
+        assert e["reason"].strip() and e["jax"], e["id"]
