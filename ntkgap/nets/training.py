@@ -285,6 +285,7 @@ def train(
     vmap: bool = True,
     workers: int | None = None,
     return_predictions: bool = False,
+    return_params: bool = False,
 ) -> dict:
     """Train one network per seed and score each at its checkpoint.
 
@@ -310,6 +311,10 @@ def train(
         ``cores.train_workers()``).
       return_predictions: also return each seed's test predictions and
         test points (``test_predictions``, ``x_test``).
+      return_params: also return each seed's initial and scored (the
+        ``checkpoint``) parameters, ``params_init`` and ``params_final``:
+        lists of stax parameter trees of numpy arrays, in the config's dtype.
+        The other numbers are the same with and without.
 
     Returns:
       A JSON-ready dict: ``test_mse`` (mean over seeds, relative to the
@@ -321,12 +326,17 @@ def train(
     if not vmap and len(seeds) > 1:
         runs = [
             train(arch, width, target, n, seeds=[s], cfg=cfg, n_test=n_test, workers=1,
-                  return_predictions=return_predictions)
+                  return_predictions=return_predictions, return_params=return_params)
             for s in seeds
         ]  # fmt: skip
         return _merge(runs)
     recs, info = _fit(arch, width, target, [(s, n) for s in seeds], cfg, n_test, workers)
-    return _result(recs, info, arch, target, width, cfg, return_predictions)
+    out = _result(recs, info, arch, target, width, cfg, return_predictions)
+    if return_params:
+        trees = [jax.tree_util.tree_map(np.asarray, r["params"]) for r in recs]
+        out["params_init"] = [t[0] for t in trees]
+        out["params_final"] = [t[1] for t in trees]
+    return out
 
 
 def train_runs(
@@ -392,9 +402,23 @@ def _fit(arch, width, target, runs, cfg, n_test, workers):
     return recs, info
 
 
+class _Data(NamedTuple):
+    """One family's runs, padded and stacked (see ``_load``)."""
+
+    sizes: list  # (n_val, n_tr) per run
+    pad: list  # run index of every row of the groups (padding repeats the last)
+    dtype: object
+    arrays: tuple  # (Xtr, Ytr, Ntr, Xva, Yva, Nva), stacked over ``pad``
+    xts: list  # per run: test inputs, as the network reads them
+    yts: list
+    x_test: list  # per run: test points, domain format
+    splits: list  # per run: the split's facts
+
+
 def _fit_family(arch, width, target, runs, cfg, n_test, workers, minibatch):
-    dom = target.domain
-    arch.check_domain(dom)
+    """Per-run records and shared facts of runs that all train on minibatches
+    or all on their full training set (one compiled program)."""
+    arch.check_domain(target.domain)
     n_max = max(n for _, n in runs)
     # every size is estimated and refused before the split allocates anything
     memory.check_sizes(
@@ -403,21 +427,49 @@ def _fit_family(arch, width, target, runs, cfg, n_test, workers, minibatch):
             steps=cfg.steps, eval_every=cfg.eval_every, optimizer=cfg.optimizer,
         )
     )  # fmt: skip
-    sizes = [_n_val(cfg, n) for _, n in runs]  # (n_val, n_tr) per run
     workers = cores.train_workers() if workers is None else int(workers)
     if workers < 1:
         raise UsageError(f"training: workers={workers} must be >= 1")
+    data = _load(arch, target, runs, cfg, n_test, minibatch)
+    params0, n_params = _init_params(arch, width, runs, data)
+    Xtr = data.arrays[0]
+    ptr = Xtr.shape[1]
+    memory.check(
+        len(data.pad)
+        * (
+            n_params * 8 * (4 if cfg.optimizer == "adam" else 2)
+            + (cfg.batch if minibatch else ptr) * width * 8 * 6 * max(1, _depth(arch))
+        ),
+        f"training {len(runs)} networks of {n_params} parameters",
+    )
+    in_shape = (-1,) + Xtr.shape[2:]
+    model, opt, program, predict, compiled = _programs(arch, width, cfg, minibatch, in_shape)
+    var = target_variance(target)
+    state = _initial_state(runs, data, params0, opt)
+    start = time.perf_counter()
+    state, curve, threads = _loop(
+        state, (params0,) + data.arrays, program, compiled, cfg, len(runs), workers, var,
+        f"train w={width} n={n_max}" + (f" ({len(runs)} runs)" if len(set(runs)) > 1 else ""),
+    )  # fmt: skip
+    seconds = time.perf_counter() - start
+    recs = _records(runs, data, params0, state, curve, cfg, predict, var)
+    info = {"seconds": seconds, "n_params": n_params, "workers": threads, "programs": 1}
+    return recs, info
+
+
+def _load(arch, target, runs, cfg, n_test, minibatch) -> _Data:
+    """Each run's split, padded to the family's shapes and stacked over the
+    groups' rows: every group has the same GROUP_SIZE runs, whatever the
+    number of runs and workers (XLA may round a batched matmul differently
+    for different batch sizes, and drops a batch dimension of 1), so a run
+    always runs in an identically shaped program and its numbers never
+    depend on the grouping."""
+    dom = target.domain
+    sizes = [_n_val(cfg, n) for _, n in runs]  # (n_val, n_tr) per run
     S = len(runs)
-    # every group has the same GROUP_SIZE runs, whatever S and workers are:
-    # XLA may round a batched matmul differently for different batch sizes
-    # (and drops a batch dimension of 1), so a run always runs in an
-    # identically shaped program and its numbers never depend on the grouping
-    size = GROUP_SIZE
-    groups = -(-S // size)
-    pad = list(range(S)) + [S - 1] * (groups * size - S)  # padding: numbers discarded
-    R = len(pad)
+    groups = -(-S // GROUP_SIZE)
+    pad = list(range(S)) + [S - 1] * (groups * GROUP_SIZE - S)  # padding: numbers discarded
     dtype = jnp.float32 if cfg.dtype == "float32" else jnp.float64
-    init_fn = arch.stax(width)[0]
     ptr, pva = max(t for _, t in sizes), max(v for v, _ in sizes)
     if minibatch:  # rows cost nothing per step here: pad to shapes compiled once for all n
         ptr, pva = _bucket(ptr), _bucket(pva)
@@ -436,46 +488,61 @@ def _fit_family(arch, width, target, runs, cfg, n_test, workers, minibatch):
     def stacked(arrays):
         return jnp.asarray(np.stack([arrays[i] for i in pad]), dtype)
 
-    Xtr, Ytr, Xva, Yva = stacked(xtr), stacked(ytr), stacked(xva), stacked(yva)
-    Ntr = jnp.asarray([sizes[i][1] for i in pad])
-    Nva = jnp.asarray([sizes[i][0] for i in pad])
-    in_shape = (-1,) + Xtr.shape[2:]
-    keys = jnp.stack([jax.random.PRNGKey(derive(runs[i][0], "init")) for i in pad])
+    arrays = (
+        stacked(xtr), stacked(ytr), jnp.asarray([sizes[i][1] for i in pad]),
+        stacked(xva), stacked(yva), jnp.asarray([sizes[i][0] for i in pad]),
+    )  # fmt: skip
+    return _Data(sizes, pad, dtype, arrays, xts, yts, x_test, splits)
+
+
+def _init_params(arch, width, runs, data):
+    """The initial parameters of every row of the groups (vmapped over their
+    seeds' ``init`` keys), and the parameter count of one network."""
+    init_fn = arch.stax(width)[0]
+    in_shape = (-1,) + data.arrays[0].shape[2:]
+    keys = jnp.stack([jax.random.PRNGKey(derive(runs[i][0], "init")) for i in data.pad])
     params0 = jax.vmap(lambda k: init_fn(k, in_shape)[1])(keys)
-    params0 = jax.tree_util.tree_map(lambda p: p.astype(dtype), params0)
+    params0 = jax.tree_util.tree_map(lambda p: p.astype(data.dtype), params0)
     n_params = sum(int(np.prod(p.shape[1:])) for p in jax.tree_util.tree_leaves(params0))
-    memory.check(
-        R
-        * (
-            n_params * 8 * (4 if cfg.optimizer == "adam" else 2)
-            + (cfg.batch if minibatch else ptr) * width * 8 * 6 * max(1, _depth(arch))
-        ),
-        f"training {S} networks of {n_params} parameters",
-    )
-    model, opt, program, predict, compiled = _programs(arch, width, cfg, minibatch, in_shape)
-    var = target_variance(target)
-    # the state's trees are copies: its buffers are donated to the program
-    state = _State(
+    return params0, n_params
+
+
+def _initial_state(runs, data, params0, opt) -> _State:
+    """The training state at step 0 (its trees are copies: its buffers are
+    donated to the program)."""
+    R = len(data.pad)
+    return _State(
         jax.tree_util.tree_map(jnp.copy, params0),
         jax.vmap(opt.init)(params0),
         jax.tree_util.tree_map(jnp.copy, params0),
-        jnp.full(R, jnp.inf, dtype),
+        jnp.full(R, jnp.inf, data.dtype),
         jnp.zeros(R, jnp.int32),
-        jnp.stack([jax.random.PRNGKey(derive(runs[i][0], "batches")) for i in pad]),
+        jnp.stack([jax.random.PRNGKey(derive(runs[i][0], "batches")) for i in data.pad]),
         jnp.zeros(R, jnp.int32),
         jnp.ones(R, bool),
         jnp.zeros(R, jnp.int32),
         jnp.zeros(R, bool),
     )
 
+
+def _loop(state, args, program, compiled, cfg, S, workers, var, desc):
+    """Runs exactly ``cfg.steps`` steps (chunks of ``eval_every``, then a
+    shorter last one) on the groups, up to ``workers`` threads, until every
+    run has stopped.
+
+    Returns:
+      (the final state of the S real runs, the curve: (step, training
+      losses, validation MSEs / var) per check, the threads used).
+    """
+    size = GROUP_SIZE
+    groups = state.best_val.shape[0] // size
+
     def part(tree, g):
         return jax.tree_util.tree_map(lambda a: a[g * size : (g + 1) * size], tree)
 
     gstate = [part(state, g) for g in range(groups)]
-    gargs = [part((params0, Xtr, Ytr, Ntr, Xva, Yva, Nva), g) for g in range(groups)]
+    gargs = [part(args, g) for g in range(groups)]
     del state
-    start = time.perf_counter()
-    # exactly cfg.steps: full chunks of eval_every, then a shorter last one
     full, rest = divmod(cfg.steps, cfg.eval_every)
     lengths = [cfg.eval_every] * full + ([rest] if rest else [])
     threads = min(groups, workers)
@@ -485,16 +552,10 @@ def _fit_family(arch, width, target, runs, cfg, n_test, workers, minibatch):
         return np.concatenate([np.asarray(a) for a in arrays])[:S]
 
     curve, done = [], 0
-    desc = f"train w={width} n={n_max}" + (f" ({S} runs)" if len(set(runs)) > 1 else "")
     try:
         with progress.bar(total=cfg.steps, desc=desc) as bar:
             for length in lengths:
-                shapes = tuple(
-                    (a.shape, a.dtype) for a in jax.tree_util.tree_leaves((gstate[0], gargs[0]))
-                )
-                if (length, shapes) not in compiled:  # ahead of the threads: one trace
-                    compiled[length, shapes] = program(length).lower(gstate[0], *gargs[0]).compile()
-                step_fn = compiled[length, shapes]
+                step_fn = _compiled(program, compiled, length, gstate[0], gargs[0])
 
                 def advance(g, step_fn=step_fn, states=gstate):
                     # wait here: dispatch is asynchronous, and a thread that
@@ -502,11 +563,8 @@ def _fit_family(arch, width, target, runs, cfg, n_test, workers, minibatch):
                     # behind the other
                     return jax.block_until_ready(step_fn(states[g], *gargs[g]))
 
-                outs = (
-                    list(pool.map(advance, range(groups)))
-                    if pool
-                    else [advance(g) for g in range(groups)]
-                )
+                outs = pool.map(advance, range(groups)) if pool else map(advance, range(groups))
+                outs = list(outs)
                 gstate = [o[0] for o in outs]
                 if not curve:
                     v0, l0 = joined(o[3] for o in outs), joined(o[4] for o in outs)
@@ -520,15 +578,29 @@ def _fit_family(arch, width, target, runs, cfg, n_test, workers, minibatch):
     finally:
         if pool:
             pool.shutdown()
-    state = jax.tree_util.tree_map(lambda *a: jnp.concatenate(a)[:S], *gstate)
-    seconds = time.perf_counter() - start
+    return jax.tree_util.tree_map(lambda *a: jnp.concatenate(a)[:S], *gstate), curve, threads
+
+
+def _compiled(program, compiled, length, state, args):
+    """The program for chunks of ``length`` steps on these shapes, compiled
+    once (ahead of the threads: one trace) and kept in ``compiled``."""
+    shapes = tuple((a.shape, a.dtype) for a in jax.tree_util.tree_leaves((state, args)))
+    if (length, shapes) not in compiled:
+        compiled[length, shapes] = program(length).lower(state, *args).compile()
+    return compiled[length, shapes]
+
+
+def _records(runs, data, params0, state, curve, cfg, predict, var):
+    """Per-run records: test and training MSE at the scored checkpoint, the
+    run's facts, curve and its initial and scored parameters."""
     final = state.best if cfg.checkpoint == "best" else state.params
     best_step = np.asarray(state.best_step).tolist()
     best_val = (np.asarray(state.best_val, np.float64) / var).tolist()
     steps = np.asarray(state.step).tolist()
     nonfinite = np.asarray(state.nonfinite).tolist()
+    Xtr, Ytr = data.arrays[:2]
     recs = []
-    for i, ((s, _n), (n_val, n_tr)) in enumerate(zip(runs, sizes)):
+    for i, ((s, _n), (n_val, n_tr)) in enumerate(zip(runs, data.sizes)):
         p0_i = jax.tree_util.tree_map(lambda p, i=i: p[i], params0)
         xtr_i, ytr_i = Xtr[i, :n_tr], np.asarray(Ytr[i, :n_tr], np.float64)
 
@@ -540,7 +612,7 @@ def _fit_family(arch, width, target, runs, cfg, n_test, workers, minibatch):
             return float(np.mean((pred - y) ** 2)), pred
 
         fin_i = jax.tree_util.tree_map(lambda p, i=i: p[i], final)
-        t, pred = mse(fin_i, jnp.asarray(xts[i], dtype), yts[i])
+        t, pred = mse(fin_i, jnp.asarray(data.xts[i], data.dtype), data.yts[i])
         # the loss rose: the last parameters fit the training set worse than the start
         last_i = jax.tree_util.tree_map(lambda p, i=i: p[i], state.params)
         rose = not mse(last_i, xtr_i, ytr_i)[0] <= mse(p0_i, xtr_i, ytr_i)[0]
@@ -551,18 +623,18 @@ def _fit_family(arch, width, target, runs, cfg, n_test, workers, minibatch):
                 "n_val": n_val,
                 "test": t / var,
                 "pred": pred,
-                "x_test": x_test[i],
+                "x_test": data.x_test[i],
                 "train": mse(fin_i, xtr_i, ytr_i)[0] / var,
                 "best_step": best_step[i],
                 "best_val": best_val[i],
                 "steps": steps[i],
                 "diverged": bool(nonfinite[i] or (best_step[i] == 0 and steps[i] > 0 and rose)),
-                "split": splits[i],
+                "split": data.splits[i],
                 "curve": [(st, float(tl[i]), float(vl[i])) for st, tl, vl in curve],
+                "params": (p0_i, fin_i),
             }
         )
-    info = {"seconds": seconds, "n_params": n_params, "workers": threads, "programs": 1}
-    return recs, info
+    return recs
 
 
 def _bucket(rows: int) -> int:
@@ -652,7 +724,7 @@ def _merge(runs):
         train_duplicates=cat("train_duplicates"),
         n_test_points=cat("n_test_points"),
     )
-    if "test_predictions" in runs[0]:
-        out["test_predictions"] = cat("test_predictions")
-        out["x_test"] = cat("x_test")
+    for key in ("test_predictions", "x_test", "params_init", "params_final"):
+        if key in runs[0]:
+            out[key] = cat(key)
     return out
