@@ -41,6 +41,7 @@ frequencies >= 3; Bietti & Mairal 2019).
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass
 
 import numpy as np
@@ -98,22 +99,25 @@ SCHEMAS = {
 
 
 def _stax():
-    # JAX and neural-tangents load on first use, not on import: parsing and
-    # validating specs (the runner, the CLI's checks) stays cheap
+    # import-cost: JAX and neural-tangents load on first use, not on import:
+    # parsing and validating specs (the runner, the CLI's checks) stays cheap
     from ntkgap._infra.compat import stax
 
     return stax
 
 
+def _jax():
+    # import-cost: as _stax; compat switches on float64 before anything runs
+    from ntkgap._infra.compat import jax
+
+    return jax
+
+
 def _act(name, slope=0.01):
     stax = _stax()
     if name in NUMERICAL:
-        import warnings
-
-        import jax
-        import jax.numpy as jnp
-
-        fn = {"tanh": jnp.tanh, "silu": jax.nn.silu, "softplus": jax.nn.softplus}[name]
+        jax = _jax()
+        fn = {"tanh": jax.numpy.tanh, "silu": jax.nn.silu, "softplus": jax.nn.softplus}[name]
         with warnings.catch_warnings():
             # neural-tangents warns on every construction that accuracy depends
             # on deg; QUAD_DEG's accuracy is measured in the tests
@@ -282,96 +286,165 @@ class Arch:
         Returns:
             tuple: (init_fn, apply_fn, kernel_fn).
         """
-        import warnings
-
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*FanIn. layers assume independent")
             layers, filters = self._layers(width)
             init_fn, apply_fn, kernel_fn = _stax().serial(*layers)
         if self.name != "tree" or not fast:
             return init_fn, apply_fn, kernel_fn
-        import jax.numpy as jnp
-
         W_std, b_std = self.spec["W_std"], self.spec["b_std"]
         applies = [layer[1] for layer in layers]
-
-        def local(params, x, a):
-            # params (W (positions, C*a, out), b (1, positions, out)); the
-            # patch features are channel-major, as in conv_general_dilated_patches
-            Wt, bias = params
-            n, w_in, c = x.shape
-            P, n_in, n_out = Wt.shape
-            patches = x.reshape(n, P, a, c).swapaxes(2, 3)
-            if P * P * n_in * n_out <= BLOCK_DIAGONAL_MAX:
-                # one dense matmul with the block-diagonal matrix of the P
-                # position blocks: P x the flops of the per-position products,
-                # but one well-shaped GEMM instead of P tiny ones
-                D = jnp.einsum("pio,pq->piqo", Wt, jnp.eye(P, dtype=Wt.dtype)).reshape(
-                    P * n_in, P * n_out
-                )
-                out = (patches.reshape(n, P * n_in) @ D).reshape(n, P, n_out)
-            else:
-                out = jnp.einsum("npi,pio->npo", patches.reshape(n, P, n_in), Wt)
-            # a Python float (weakly typed): a numpy scalar would promote a
-            # float32 network to float64 under x64
-            return out * float(W_std / np.sqrt(c * a)) + b_std * bias
-
-        def shared(params, x, a):
-            # params (W (a, C, out), b (1, 1, out)); a patch's features are
-            # position-major, as W's (filter position, channel) rows
-            Wt, bias = params
-            n, w_in, c = x.shape
-            out = x.reshape(n, w_in // a, a * c) @ Wt.reshape(a * c, Wt.shape[-1])
-            return out * float(W_std / np.sqrt(c * a)) + b_std * bias
-
-        conv = shared if self.spec["share"] else local
-
-        def fast_apply(params, x, **kwargs):
-            for p, f, a in zip(params, applies, filters):
-                x = f(p, x) if a is None else conv(p, x, a)
-            return x
-
-        def position_major(params, x, **kwargs):
-            a = self.spec["arity"]
-            n, w, c = x.shape
-            m = _digits(w, a)
-            # (n, positions, c) -> (positions in digit-reversed order, n, c)
-            h = x.reshape((n,) + (a,) * m + (c,))
-            h = jnp.transpose(h, list(range(m, 0, -1)) + [0, m + 1]).reshape(w, n, c)
-            first_other = max(i for i, f in enumerate(filters) if f is not None) + 1
-            for i, (p, f) in enumerate(zip(params, applies)):
-                if i == first_other:  # back to stax's layout for the readout
-                    P = h.shape[0]
-                    h = _digit_reversed(h, _digits(P, a), a).swapaxes(0, 1)
-                if filters[i] is None:
-                    h = f(p, h)
-                    continue
-                Wt, bias = p  # (P, C*a, out), (1, P, out); patch rows channel-major
-                P, n_in, n_out = Wt.shape
-                c = n_in // a
-                k = _digits(P, a)
-                # W as (filter offset j, output position in digit-reversed order, C, out)
-                Wr = Wt.reshape((a,) * k + (c, a, n_out))
-                Wr = jnp.transpose(Wr, [k + 1] + list(range(k - 1, -1, -1)) + [k, k + 2])
-                # the NTK scale multiplies the small weights, not the activations
-                # (nor, in the backward pass, their gradients)
-                Wr = Wr.reshape(a, P, c, n_out) * float(W_std / np.sqrt(c * a))
-                # digit-reversed order: input block j holds the j-th child of
-                # every output position, in the output's digit-reversed order
-                hx = h.reshape(a, P, n, c)
-                out = hx[0] @ Wr[0]
-                for j in range(1, a):
-                    out = out + hx[j] @ Wr[j]
-                h = out + b_std * _digit_reversed(bias[0], k, a)[:, None, :]
-            return h
-
         if self.spec["share"] or BLOCK_DIAGONAL_MAX > 0:
-            return init_fn, fast_apply, kernel_fn
-        return init_fn, position_major, kernel_fn
+            conv = _shared_patches if self.spec["share"] else _local_patches
+            return init_fn, _patch_apply(applies, filters, conv, W_std, b_std), kernel_fn
+        a = self.spec["arity"]
+        return init_fn, _position_major_apply(applies, filters, a, W_std, b_std), kernel_fn
 
     @property
     def kernel_fn(self):
         return self.stax(1)[2]
+
+
+def _local_patches(params, x, a, W_std, b_std):
+    """A ConvLocal layer (filter = stride = a) as matmuls over its patches.
+
+    Args:
+        params: (W (positions, C*a, out), b (1, positions, out)); the patch
+            features are channel-major, as in conv_general_dilated_patches.
+        x: the activations, (n, positions * a, C) in stax's layout.
+        a: the filter size (the arity).
+        W_std, b_std: the layer's weight and bias scales (NTK parametrisation).
+
+    Returns:
+        The layer's output, (n, positions, out).
+    """
+    jnp = _jax().numpy
+    Wt, bias = params
+    n, w_in, c = x.shape
+    P, n_in, n_out = Wt.shape
+    patches = x.reshape(n, P, a, c).swapaxes(2, 3)
+    if P * P * n_in * n_out <= BLOCK_DIAGONAL_MAX:
+        # one dense matmul with the block-diagonal matrix of the P
+        # position blocks: P x the flops of the per-position products,
+        # but one well-shaped GEMM instead of P tiny ones
+        D = jnp.einsum("pio,pq->piqo", Wt, jnp.eye(P, dtype=Wt.dtype)).reshape(P * n_in, P * n_out)
+        out = (patches.reshape(n, P * n_in) @ D).reshape(n, P, n_out)
+    else:
+        out = jnp.einsum("npi,pio->npo", patches.reshape(n, P, n_in), Wt)
+    # a Python float (weakly typed): a numpy scalar would promote a
+    # float32 network to float64 under x64
+    return out * float(W_std / np.sqrt(c * a)) + b_std * bias
+
+
+def _shared_patches(params, x, a, W_std, b_std):
+    """A shared-filter Conv layer (filter = stride = a) as one matmul.
+
+    Args:
+        params: (W (a, C, out), b (1, 1, out)); a patch's features are
+            position-major, as W's (filter position, channel) rows.
+        x: the activations, (n, positions * a, C).
+        a: the filter size (the arity).
+        W_std, b_std: the layer's weight and bias scales.
+
+    Returns:
+        The layer's output, (n, positions, out).
+    """
+    Wt, bias = params
+    n, w_in, c = x.shape
+    out = x.reshape(n, w_in // a, a * c) @ Wt.reshape(a * c, Wt.shape[-1])
+    return out * float(W_std / np.sqrt(c * a)) + b_std * bias
+
+
+def _patch_apply(applies, filters, conv, W_std, b_std):
+    """The apply_fn of a tree net in stax's layout with its filter layers
+    evaluated by ``conv`` (:func:`_local_patches` or :func:`_shared_patches`).
+
+    Args:
+        applies: stax's apply_fn of each layer.
+        filters: each layer's filter size, None for a layer that is not local.
+        conv: the patch evaluation of the filter layers.
+        W_std, b_std: the filter layers' weight and bias scales.
+
+    Returns:
+        apply_fn(params, x, **kwargs).
+    """
+
+    def fast_apply(params, x, **kwargs):
+        for p, f, a in zip(params, applies, filters):
+            x = f(p, x) if a is None else conv(p, x, a, W_std, b_std)
+        return x
+
+    return fast_apply
+
+
+def _position_major_apply(applies, filters, a, W_std, b_std):
+    """The apply_fn of a tree net whose filter layers run position-major,
+    (positions in base-a digit-reversed order, n, channels), back in stax's
+    layout from the first layer that is not local (see :meth:`Arch.stax`).
+
+    Args:
+        applies: stax's apply_fn of each layer.
+        filters: each layer's filter size, None for a layer that is not local.
+        a: the arity.
+        W_std, b_std: the filter layers' weight and bias scales.
+
+    Returns:
+        apply_fn(params, x, **kwargs).
+    """
+    jnp = _jax().numpy
+
+    def position_major(params, x, **kwargs):
+        n, w, c = x.shape
+        m = _digits(w, a)
+        # (n, positions, c) -> (positions in digit-reversed order, n, c)
+        h = x.reshape((n,) + (a,) * m + (c,))
+        h = jnp.transpose(h, list(range(m, 0, -1)) + [0, m + 1]).reshape(w, n, c)
+        first_other = max(i for i, f in enumerate(filters) if f is not None) + 1
+        for i, (p, f) in enumerate(zip(params, applies)):
+            if i == first_other:  # back to stax's layout for the readout
+                P = h.shape[0]
+                h = _digit_reversed(h, _digits(P, a), a).swapaxes(0, 1)
+            if filters[i] is None:
+                h = f(p, h)
+                continue
+            h = _position_major_local(p, h, n, a, W_std, b_std)
+        return h
+
+    return position_major
+
+
+def _position_major_local(p, h, n, a, W_std, b_std):
+    """One ConvLocal layer on position-major activations: a sum over the a
+    filter offsets of one batched matmul each (batch = positions).
+
+    Args:
+        p: (W (P, C*a, out), b (1, P, out)); patch rows channel-major.
+        h: the activations, (P * a, n, C), positions digit-reversed.
+        n: the number of points.
+        a: the arity.
+        W_std, b_std: the layer's weight and bias scales.
+
+    Returns:
+        The layer's output, (P, n, out), positions digit-reversed.
+    """
+    jnp = _jax().numpy
+    Wt, bias = p
+    P, n_in, n_out = Wt.shape
+    c = n_in // a
+    k = _digits(P, a)
+    # W as (filter offset j, output position in digit-reversed order, C, out)
+    Wr = Wt.reshape((a,) * k + (c, a, n_out))
+    Wr = jnp.transpose(Wr, [k + 1] + list(range(k - 1, -1, -1)) + [k, k + 2])
+    # the NTK scale multiplies the small weights, not the activations
+    # (nor, in the backward pass, their gradients)
+    Wr = Wr.reshape(a, P, c, n_out) * float(W_std / np.sqrt(c * a))
+    # digit-reversed order: input block j holds the j-th child of
+    # every output position, in the output's digit-reversed order
+    hx = h.reshape(a, P, n, c)
+    out = hx[0] @ Wr[0]
+    for j in range(1, a):
+        out = out + hx[j] @ Wr[j]
+    return out + b_std * _digit_reversed(bias[0], k, a)[:, None, :]
 
 
 def _digits(P: int, a: int) -> int:
@@ -385,8 +458,7 @@ def _digits(P: int, a: int) -> int:
 def _digit_reversed(h, k: int, a: int):
     """``h`` with its leading axis (a^k positions) in base-a digit-reversed
     order (an involution)."""
-    import jax.numpy as jnp
-
+    jnp = _jax().numpy
     rest = h.shape[1:]
     h = h.reshape((a,) * k + rest)
     h = jnp.transpose(h, list(range(k - 1, -1, -1)) + list(range(k, k + len(rest))))
