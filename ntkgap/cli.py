@@ -336,7 +336,9 @@ def _invalid_note():
 
 def _sc_args(p):
     _arch_target_args(p)
-    p.add_argument("--eps", type=float, required=True, help="relative test MSE to reach, in (0, 1)")
+    p.add_argument(
+        "--eps", type=float, default=0.1, help="relative test MSE to reach, in (0, 1) (default 0.1)"
+    )
     p.add_argument("--ridge", type=_positive_float("ridge"), default=0.0)
     p.add_argument("--noise", type=_positive_float("noise"), default=0.0)
     p.add_argument("--n-max", type=float, default=1e12, help="search limit [1e12]")

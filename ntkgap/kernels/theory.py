@@ -33,11 +33,10 @@ def _recursive_tree_target(arch, target) -> bool:
     """A tree target on exactly the arch's tree (same arity and depth)."""
     from ntkgap.targets.boolean import Tree
 
-    # the composition rule for target power needs multilinear nodes (not tanh)
+    # every node kind composes (tanh by signed measures over node values) and
+    # every activation has a dual (closed form or Hermite series): tree_eigen
     return (
         isinstance(target, Tree)
-        and target.node != "tanh"
-        and arch.spec["act"] in ("relu", "erf")
         and (target.spec["arity"], target.spec["L"]) == (arch.spec["arity"], arch.spec["L"])
         and tuple(target.support) == tuple(range(arch.leaves))
     )
