@@ -262,3 +262,30 @@ def test_bad_training_config(kw, msg):
 
     with pytest.raises(UsageError, match=msg):
         training.validate(training.TrainConfig(**kw))
+
+
+@pytest.mark.parametrize("vmap", [True, False])
+def test_return_params_changes_no_number_and_returns_init_and_scored_checkpoint(vmap):
+    from ntkgap._infra.seeds import derive
+
+    arch, target = parse_arch("tree:arity=2,L=2"), parse_target("tree:d=8,L=2,arity=2,node=tanh")
+    cfg = training.TrainConfig(steps=60, lr=3e-3, eval_every=20)
+    kw = dict(seeds=[1, 2], cfg=cfg, n_test=32, vmap=vmap, return_predictions=True)
+    plain = training.train(arch, 8, target, 40, **kw)
+    got = training.train(arch, 8, target, 40, return_params=True, **kw)
+    extra = {"params_init", "params_final"}
+    assert set(got) - set(plain) == extra
+    for key in ("test_mse_per_seed", "best_step", "train_mse", "test_predictions"):
+        np.testing.assert_array_equal(np.asarray(plain[key]), np.asarray(got[key]))
+    init_fn, apply_fn, _ = arch.stax(8)
+    for i, s in enumerate([1, 2]):
+        # the initial parameters: stax's init at the seed's own key, in float32
+        ref = init_fn(jax.random.PRNGKey(derive(s, "init")), (-1, 4, 1))[1]
+        for a, b in zip(
+            jax.tree_util.tree_leaves(ref), jax.tree_util.tree_leaves(got["params_init"][i])
+        ):
+            np.testing.assert_array_equal(np.asarray(a, np.float32), b)
+        # the scored parameters give the scored test predictions
+        x = arch.inputs(target.domain, got["x_test"][i]).astype(np.float32)
+        pred = np.asarray(apply_fn(got["params_final"][i], x))[:, 0]
+        np.testing.assert_allclose(pred, got["test_predictions"][i], rtol=1e-5, atol=1e-6)
