@@ -3,6 +3,7 @@ errors) and JSON that is always valid."""
 
 from __future__ import annotations
 
+import io
 import json
 import math
 import os
@@ -117,10 +118,8 @@ def atomic_write(path: str, data: bytes | str) -> None:
 def save_figure(fig, path: str, **kw) -> None:
     """Render a matplotlib figure in memory (format from the suffix) and
     write it with :func:`atomic_write`."""
-    import io as _io  # stdlib
-
     check_writable(path)
-    buf = _io.BytesIO()
+    buf = io.BytesIO()
     fmt = os.path.splitext(os.fspath(path))[1].lstrip(".").lower() or "png"
     fig.savefig(buf, format=fmt, **kw)
     atomic_write(path, buf.getvalue())
@@ -155,8 +154,6 @@ def remove_stale_temp(folder: str) -> int:
 
 
 def atomic_save_npy(path: str, array) -> None:
-    import io as _io  # stdlib
-
-    buf = _io.BytesIO()
+    buf = io.BytesIO()
     np.save(buf, np.asarray(array))
     atomic_write(path, buf.getvalue())

@@ -4,6 +4,7 @@ suffix) or else 80% of the memory the OS reports available."""
 
 from __future__ import annotations
 
+import math
 import os
 
 from ntkgap._infra import config
@@ -109,8 +110,6 @@ def circle_power_bytes(kmax: float) -> float:
 def circle_eigen_bytes(kmax: float) -> float:
     """The FFT of a kernel row on N >= 64 (kmax + 1) angles, then on 2N:
     angles, features, row and its transform, about 80 bytes per point."""
-    import math
-
     n = 2.0 ** math.ceil(math.log2(max(64.0 * (float(kmax) + 1), 4096.0)))
     return 80.0 * 3 * n
 
@@ -121,8 +120,6 @@ def hypercube_eigen_seconds(d: int, kmax: int) -> float:
     d-bit integers (about d^2 (kmax + 1) digit operations). Calibrated to
     over-estimate measured runs (0.22 s at d = 1000, kmax = 16; 1.8 s at
     d = 1000, kmax = 200; 9.7 s at d = 10^4, kmax = 12) by 1.3-2x."""
-    import math
-
     k = min(int(kmax), int(d))
     digits = 30 + min(math.ceil(k * math.log10(max(d, 2))), d)
     d = float(d)

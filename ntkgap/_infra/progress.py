@@ -13,6 +13,7 @@ def enabled() -> bool:
 
 
 def bar(total=None, desc="", **kw):
+    # import-cost: tqdm takes ~0.1 s to import; bars are drawn only by long runs
     from tqdm import tqdm
 
     return tqdm(

@@ -39,7 +39,7 @@ import mpmath
 import numpy as np
 
 from ntkgap.errors import UsageError
-from ntkgap.kernels import dual
+from ntkgap.kernels import dual, tree_eigen
 from ntkgap.spectral import walsh
 from ntkgap.targets.domains import Circle, Hypercube
 
@@ -95,6 +95,7 @@ def eigensystem(arch, domain, kmax: int, *, rtol: float = 1e-7) -> Eigensystem:
 
 
 def _circle_row(arch, n):
+    # import-cost: gram loads JAX; eigen stays numpy-only on import
     from ntkgap.kernels import gram as kernels
 
     t = 2 * np.pi * np.arange(n) / n
@@ -237,8 +238,6 @@ def hypercube_tree(arch, domain: Hypercube, kmax: int = 16) -> Eigensystem:
         Eigensystem with exact eigenvalues and multiplicities of the listed
         blocks, ``capped_at`` and ``tail_trace`` (0 when nothing is capped).
     """
-    from ntkgap.kernels import tree_eigen
-
     arch.check_domain(domain)
     if arch.spec["act"] not in ("relu", "erf") and arch.leaves <= MAX_TREE_BITS:
         return hypercube_tree_fwht(arch, domain)  # no closed-form dual: FWHT route
@@ -273,6 +272,7 @@ def hypercube_tree_fwht(arch, domain: Hypercube, *, group_rtol: float = 1e-9) ->
     References:
         O'Donnell, "Analysis of Boolean Functions", 2014.
     """
+    # import-cost: gram loads JAX; eigen stays numpy-only on import
     from ntkgap.kernels import gram as kernels
 
     s = arch.leaves

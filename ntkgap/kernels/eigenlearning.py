@@ -37,6 +37,7 @@ data") describe this failure for kernels of this smoothness (eigenvalues
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -259,8 +260,6 @@ def theory_valid(n, arch, domain) -> bool:
     Returns:
         True when every n is at most the fraction of the distinct inputs.
     """
-    import math
-
     ns = n if isinstance(n, (list, tuple, np.ndarray)) else [n]
     bits = distinct_inputs_log2(arch, domain)
     limit = math.log2(VALID_FRACTION) + bits
