@@ -11,9 +11,11 @@ method's declared defaults (:func:`ntkgap.runs.registry.fill`).
 from __future__ import annotations
 
 import itertools
+import json
 import tomllib
 
 from ntkgap._infra import memory
+from ntkgap._infra.config import INCLUDES, PROFILES
 from ntkgap.errors import UsageError
 from ntkgap.nets import train_config
 from ntkgap.nets.arch import parse_arch
@@ -21,8 +23,6 @@ from ntkgap.runs.registry import METHODS, REQUIRED, Param, fill
 from ntkgap.targets import parse_target
 from ntkgap.targets.domains import parse_domain
 from ntkgap.targets.spectra import default_kmax
-
-PROFILES = ("quick", "full")
 
 
 def _check_int(key, v, lo):
@@ -110,7 +110,7 @@ def load_config(path: str, profile: str | None = None) -> dict:
             f"config {path}: no profile table (give at least one of "
             f"{', '.join(f'[{p}]' for p in PROFILES)})"
         )
-    if profile is not None and profile not in cfg:
+    if profile is not None and not has_profile(cfg, profile):
         if profile not in PROFILES:
             raise UsageError(f"profile '{profile}' is not allowed (allowed: {', '.join(PROFILES)})")
         raise UsageError(
@@ -192,17 +192,30 @@ def _validate_cell(cell, where):
             raise UsageError(f"config {where}: method '{m}': {problem}")
 
 
+def has_profile(cfg: dict, profile: str) -> bool:
+    """Whether a config has cells in ``profile``: its own table, or one of the
+    profiles that it includes (``INCLUDES``: paper holds quick's cells)."""
+    return any(p in cfg for p in (profile, *INCLUDES.get(profile, ())))
+
+
 def _grids(cfg: dict, profile: str, where: str) -> list:
     if profile not in PROFILES:
         raise UsageError(f"profile '{profile}' is not allowed (allowed: {', '.join(PROFILES)})")
-    table = cfg.get(profile)
-    if (
-        not isinstance(table, dict)
-        or set(table) - {"grid"}
-        or not isinstance(table.get("grid"), list)
-    ):
-        raise UsageError(f"config {where}: [{profile}] must hold only [[{profile}.grid]] tables")
-    return table["grid"]
+    grids = []
+    for prof in (*INCLUDES.get(profile, ()), profile):
+        if prof not in cfg:
+            continue
+        table = cfg[prof]
+        if (
+            not isinstance(table, dict)
+            or set(table) - {"grid"}
+            or not isinstance(table.get("grid"), list)
+        ):
+            raise UsageError(f"config {where}: [{prof}] must hold only [[{prof}.grid]] tables")
+        grids += table["grid"]
+    if not grids and not has_profile(cfg, profile):
+        raise UsageError(f"config {where}: no [{profile}] table")
+    return grids
 
 
 def _axes(grid: dict, where: str) -> dict:
@@ -249,4 +262,5 @@ def expand(cfg: dict, profile: str, where: str = "config", *, validate: bool = T
             if validate:
                 _validate_cell(cell, where)
             cells.append(fill(cell))
-    return cells
+    unique = {json.dumps(c, sort_keys=True): c for c in reversed(cells)}  # first one kept
+    return [c for c in cells if unique.get(json.dumps(c, sort_keys=True)) is c]
