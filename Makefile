@@ -14,7 +14,7 @@ PROFILE ?= quick
 JOBS ?= 2
 export PYTHONUNBUFFERED := 1
 
-.PHONY: all env env-ref figures test test-ref lint bench clean distclean FORCE
+.PHONY: all env env-ref figures test test-ref test-nt lint bench clean distclean FORCE
 # Two recipes at a time: figure scripts are single-threaded, so two draw at
 # once. Experiment runs still go one at a time (the order-only chain below),
 # since each already keeps $(JOBS) processes busy. Not with clean among the
@@ -98,6 +98,13 @@ test: $(STAMP)
 
 test-ref: $(REF_STAMP)
 	$(REF_VENV)/bin/python -m pytest $(REF_TESTS)
+
+# neural-tangents' own tests (from its sdist on the package index, cached in
+# .cache/nt-peer) through ntkgap's shim, on both locks; what is run, left
+# out or deselected, and why: tests/nt_peer/peer.toml
+test-nt: $(STAMP) $(REF_STAMP)
+	$(PY) tests/nt_peer/run.py
+	$(REF_VENV)/bin/python tests/nt_peer/run.py
 
 lint: $(STAMP)
 	$(VENV)/bin/ruff check .
