@@ -16,6 +16,7 @@ where missing: the library does not use it, so ntkgap's shim does not.
 
 import pathlib
 import tomllib
+import warnings
 
 import pytest
 
@@ -28,8 +29,10 @@ def pytest_configure(config):
     """Give the tests' helpers ``jax.tree_map`` where JAX dropped it."""
     import jax  # after ntkgap (import cost: only in the peer test process)
 
-    if not hasattr(jax, "tree_map"):
-        jax.tree_map = jax.tree_util.tree_map
+    with warnings.catch_warnings():  # jax 0.4.x warns that it is deprecated
+        warnings.simplefilter("ignore", DeprecationWarning)
+        if not hasattr(jax, "tree_map"):
+            jax.tree_map = jax.tree_util.tree_map
 
 
 def exclusions(jax_version: str) -> dict[str, str]:
