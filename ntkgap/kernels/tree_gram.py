@@ -62,6 +62,14 @@ def _plan(arch):
 
 @functools.lru_cache(maxsize=16)
 def node_types_cached(arch):
+    """:func:`node_types`, memoised per arch (a Gram is built block by block).
+
+    Args:
+        arch: a ``tree`` architecture (hashable).
+
+    Returns:
+        the arch's node types, as :func:`node_types` builds them.
+    """
     return node_types(arch)
 
 

@@ -30,7 +30,7 @@ import math
 
 import numpy as np
 
-from ntkgap.runs import scaling, search
+from ntkgap.runs import registry, scaling, search
 
 # keys of a search cell that are not keys of its evaluation cells
 SEARCH_KEYS = ("method", "eps", "seeds", "n_min", "n_max", "resolution", "sweep_n")
@@ -131,7 +131,7 @@ def choose_lr(best_vals: dict):
 def _sweep(cell, load):
     """Generator: pick the learning rate on the validation split (see module
     doc); every rate's trainings are one step."""
-    grid = search.geometric_grid(cell["n_min"], cell["n_max"], cell.get("resolution", 1.25))
+    grid = search.geometric_grid(cell["n_min"], cell["n_max"], cell["resolution"])
     n0 = cell.get("sweep_n") or grid[len(grid) // 2]
     pairs = [(s, n0) for s in cell["seeds"]]
     res = yield from _evaluate(cell, load, [(pairs, lr) for lr in cell["lr"]])
@@ -164,6 +164,7 @@ def steps(cell: dict, load):
     """
     lr = None
     sweep = None
+    cell = registry.fill(cell)  # the declared defaults, never restated here
     if cell["method"] == "net_search" and isinstance(cell.get("lr"), list):
         lr, sweep = yield from _sweep(cell, load)
     if cell["method"] == "ntk_search":
@@ -173,7 +174,7 @@ def steps(cell: dict, load):
         cell["eps"],
         cell["n_min"],
         cell["n_max"],
-        factor=cell.get("resolution", 1.25),
+        factor=cell["resolution"],
     )
     seen = []
     while not search.finished(state):
@@ -215,8 +216,8 @@ def _ntk_nested(cell) -> dict:
         if seed not in curves:
             curves.clear()  # one seed's Gram and factors alive at a time
             curves[seed] = NestedCurve(
-                arch, target, seed=seed, n_test=cell.get("n_test", 2000),
-                ridge=cell.get("ridge", 0.0), variance=variance,
+                arch, target, seed=seed, n_test=cell["n_test"],
+                ridge=cell["ridge"], variance=variance,
             )  # fmt: skip
             done[seed] = 0
         c = curves[seed]
@@ -231,7 +232,7 @@ def _ntk_nested(cell) -> dict:
 
     done: dict = {}
     run = search.run_nested(evaluate, cell["seeds"], cell["eps"], cell["n_min"], cell["n_max"],
-                            factor=cell.get("resolution", 1.25))  # fmt: skip
+                            factor=cell["resolution"])  # fmt: skip
     seen = [_seen(s, n, r) for s, rs in records.items() for n, r in rs.items()]
     out = _result(cell, run["state"], seen)
     out.update(
