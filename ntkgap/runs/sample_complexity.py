@@ -128,16 +128,54 @@ def choose_lr(best_vals: dict):
     return min(table, key=lambda k: (table[k], k)), table
 
 
+#: how many geometric steps the lr sweep may add beyond each end of a
+#: config's grid when validation keeps choosing that end (bounded, so a
+#: runaway rate stops; a choice still at an edge is reported as ``edge``)
+LR_EDGE_STEPS = 2
+
+
+def _next_rates(rates: list, best) -> list:
+    """The rate one geometric step beyond the grid end that ``best`` sits on
+    (the grid's own ratio at that end), or [] when ``best`` is interior."""
+    lo, hi = min(rates), max(rates)
+    ordered = sorted(rates)
+    if best == hi and len(ordered) > 1:
+        return [hi * ordered[-1] / ordered[-2]]
+    if best == lo and len(ordered) > 1:
+        return [lo * ordered[0] / ordered[1]]
+    return []
+
+
 def _sweep(cell, load):
     """Generator: pick the learning rate on the validation split (see module
-    doc); every rate's trainings are one step."""
+    doc); every rate's trainings are one step. When the choice lands on an end
+    of the grid, the grid grows one geometric step on that side and the new
+    rate is trained too, at most ``LR_EDGE_STEPS`` times per side, so the
+    chosen rate is interior or the sweep says it is still at an ``edge``."""
     grid = search.geometric_grid(cell["n_min"], cell["n_max"], cell["resolution"])
     n0 = cell.get("sweep_n") or grid[len(grid) // 2]
     pairs = [(s, n0) for s in cell["seeds"]]
-    res = yield from _evaluate(cell, load, [(pairs, lr) for lr in cell["lr"]])
-    vals = {lr: [best_val(r) for r in out.values()] for lr, out in zip(cell["lr"], res)}
+    rates = list(cell["lr"])
+    res = yield from _evaluate(cell, load, [(pairs, lr) for lr in rates])
+    vals = {lr: [best_val(r) for r in out.values()] for lr, out in zip(rates, res)}
     best, table = choose_lr(vals)
-    return best, {"n": int(n0), "median_best_val_mse": {repr(k): v for k, v in table.items()}}
+    added = []
+    while (more := _next_rates(rates, best)) and len(added) < 2 * LR_EDGE_STEPS:
+        side = "upper" if more[0] > max(rates) else "lower"
+        if sum(1 for _, sd in added if sd == side) >= LR_EDGE_STEPS:
+            break
+        (out,) = yield from _evaluate(cell, load, [(pairs, more[0])])
+        vals[more[0]] = [best_val(r) for r in out.values()]
+        rates.append(more[0])
+        added.append((more[0], side))
+        best, table = choose_lr(vals)
+    edge = {max(rates): "upper", min(rates): "lower"}.get(best) if len(rates) > 1 else None
+    return best, {
+        "n": int(n0),
+        "median_best_val_mse": {repr(k): v for k, v in sorted(table.items())},
+        "extended": [r for r, _ in added],
+        "edge": edge,
+    }
 
 
 def steps(cell: dict, load):
