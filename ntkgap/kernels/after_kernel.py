@@ -111,13 +111,22 @@ def run_kernels(
 
 
 def train_kernels(
-    result: dict, arch, width: int, target, n: int, *, cfg=None, n_test: int = 2000
+    result: dict,
+    arch,
+    width: int,
+    target,
+    n: int,
+    *,
+    cfg=None,
+    n_test: int = 2000,
+    ridge: float = 0.0,
 ) -> dict:
     """The kernel diagnostics of every seed of a ``train`` result.
 
     Args:
       result: ``ntkgap.nets.training.train(..., return_params=True)``'s dict.
       arch, width, target, n, cfg, n_test: the arguments it was trained with.
+      ridge: the regressions' ridge (as :func:`run_kernels`).
 
     Returns:
       The ``CLI_KEYS`` (means over seeds), each also per seed
@@ -129,7 +138,7 @@ def train_kernels(
     runs = [
         run_kernels(
             arch, width, target, n, seed=s, params_init=p0, params_final=p1, cfg=cfg,
-            n_test=n_test,
+            n_test=n_test, ridge=ridge,
         )
         for s, p0, p1 in zip(result["seeds"], result["params_init"], result["params_final"])
     ]  # fmt: skip

@@ -159,6 +159,54 @@ def test_mse(n, sp: Spectrum, *, ridge: float = 0.0, noise: float = 0.0) -> np.n
     return out
 
 
+def internals(n, sp: Spectrum, *, ridge: float = 0.0) -> dict:
+    """Eigenlearning's internal quantities at each sample size.
+
+    Args:
+        n: a sample size or an array of them (each >= 1).
+        sp: the kernel's eigenvalues and the target's power, in blocks (the
+            blocks of ``sp``, zero-eigenvalue blocks already dropped).
+        ridge: the ridge delta (>= 0).
+
+    Returns:
+        dict of float64 arrays: ``kappa`` (per n, the effective ridge; 0
+        where ridgeless n >= rank), ``learnability`` (n x blocks, L_i =
+        lambda_i / (lambda_i + kappa), the same for every mode of a block),
+        ``effective_dof`` (per n, sum_i m_i L_i: equal to n - (ridge +
+        tail) / kappa, the conservation law), ``overfitting`` (per n, E0 =
+        n / (n - sum_i m_i L_i^2), inf where it diverges), and per block the
+        ``eigenvalue``, ``multiplicity`` and ``power`` (the target's weight
+        in the eigenspace) they refer to.
+
+    References:
+        Simon, Dickens, Karkada & DeWeese, "The Eigenlearning Framework",
+        2021 (arXiv 2110.03922), eq. for kappa and the conservation law
+        sum_i L_i = n (ridgeless).
+    """
+    if ridge < 0:
+        raise UsageError("ridge must be >= 0")
+    n = np.atleast_1d(np.asarray(n, dtype=np.float64))
+    if np.any(n < 1):
+        raise UsageError("n must be >= 1")
+    kappa = solve_kappa(n, sp, ridge)
+    lam = sp.eigenvalue[None, :]
+    k = kappa[:, None]
+    with np.errstate(invalid="ignore"):
+        learn = np.where(k > 0, lam / (lam + k), 1.0)
+    denom = n - (sp.multiplicity[None, :] * learn**2).sum(1)
+    with np.errstate(divide="ignore"):
+        e0 = np.where(denom > 0, n / np.where(denom > 0, denom, 1.0), np.inf)
+    return {
+        "kappa": kappa,
+        "learnability": learn,
+        "effective_dof": (sp.multiplicity[None, :] * learn).sum(1),
+        "overfitting": e0,
+        "eigenvalue": sp.eigenvalue.copy(),
+        "multiplicity": sp.multiplicity.copy(),
+        "power": sp.power.copy(),
+    }
+
+
 def relative_test_mse(n, sp: Spectrum, **kw) -> np.ndarray:
     """Predicted test MSE divided by the target's variance.
 

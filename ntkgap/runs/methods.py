@@ -22,7 +22,7 @@ from ntkgap.errors import UsageError
 from ntkgap.kernels import eigen, eigenlearning, theory
 from ntkgap.nets import sawtooth_net, train_config
 from ntkgap.nets.arch import parse_arch
-from ntkgap.runs import sample_complexity
+from ntkgap.runs import after_kernel_search, sample_complexity
 from ntkgap.runs.registry import METHODS, fill
 from ntkgap.runs.store import cell_path, load_result, save
 from ntkgap.spectral import complexity
@@ -230,19 +230,47 @@ def search_steps(cell: dict, experiment: str | None, results: str | None = None)
         raise UsageError(f"method '{cell['method']}' runs inside an experiment (ntkgap run)")
     if cell["n_min"] >= cell["n_max"]:
         raise UsageError(f"n_min={cell['n_min']} must be < n_max={cell['n_max']}")
-    return sample_complexity.steps(
+    steps = (after_kernel_search.steps if cell["method"] == "after_kernel_search"
+             else sample_complexity.steps)  # fmt: skip
+    return steps(
         fill(cell), lambda c: (load_result(cell_path(experiment, c, results)) or {}).get("result")
     )
 
 
 @computes("ntk_search")
 @computes("net_search")
+@computes("after_kernel_search")
 def _search(cell, experiment, results=None):
     return sample_complexity.drive(
         search_steps(cell, experiment, results),
         lambda c, r: save(experiment, c, r, results),
         lambda cells: run_cells(cells, experiment, results),
     )
+
+
+@computes("after_kernel")
+def _after_kernel(cell):
+    """The ``net`` cell's training (``training.train``, same split, seeds and
+    config), then each seed's after-kernel and initial-kernel regression and
+    diagnostics on the same split (:func:`ntkgap.kernels.after_kernel.train_kernels`);
+    the parameters are not stored."""
+    from ntkgap.kernels import after_kernel  # JAX cost: loads where cells compute
+    from ntkgap.nets import training
+
+    if isinstance(cell["ridge"], str):
+        raise UsageError(f"after_kernel: ridge={cell['ridge']!r} must be a number >= 0")
+    arch, target, cfg = parse_arch(cell["arch"]), parse_target(cell["target"]), _train_cfg(cell)
+    args = (arch, cell["width"], target, cell["n"])
+    out = training.train(
+        *args, seeds=cell["seeds"], cfg=cfg, n_test=cell["n_test"], return_params=True
+    )
+    kern = after_kernel.train_kernels(out, *args, cfg=cfg, n_test=cell["n_test"],
+                                      ridge=cell["ridge"])  # fmt: skip
+    for key in ("params_init", "params_final"):
+        out.pop(key)
+    out["loss_curve"] = _thin(out["loss_curve"])
+    out.update(kern)
+    return out
 
 
 @computes("exact_sawtooth")

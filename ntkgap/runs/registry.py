@@ -185,3 +185,22 @@ declare(
     **_SEARCH_PARAMS,
 )
 declare("exact_sawtooth", L=Param("int"))
+
+#: the predictors an ``after_kernel_search`` can search: the trained net's
+#: final empirical NTK, its initial one, or the net itself (same trainings)
+AFTER_KERNEL_PREDICTORS = ("after", "init", "net")
+
+declare(
+    "after_kernel",
+    cost=lambda cell: 2 * _net_cost(cell) + (cell["n"] + cell["n_test"]) * cell["n"] / 50,
+    ridge=Param("ridge", default=0.0),
+    **METHODS["net"].params,
+)
+declare(
+    "after_kernel_search",
+    cost=lambda cell: 2 * METHODS["net_search"].cost(cell) + cell["n_max"] ** 2 / 25,
+    needs_experiment=True,
+    kernel=Param("choice", default=AFTER_KERNEL_PREDICTORS[0]),
+    ridge=Param("ridge", default=0.0),
+    **METHODS["net_search"].params,
+)
