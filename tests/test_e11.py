@@ -1,0 +1,124 @@
+"""E11 (issue #28): the after_kernel_search on planted error curves, its evaluation
+cells against the net_search's, and the mechanism statistics on planted shares."""
+
+import math
+
+import pytest
+
+from ntkgap.runs import after_kernel_search, registry, sample_complexity
+from ntkgap.verdicts import mechanism
+
+SEARCH = dict(method="after_kernel_search", arch="tree:arity=2,L=3",
+              target="tree:d=40,L=3,arity=2,node=tanh", eps=0.1, seeds=list(range(8)),
+              n_min=4, n_max=192, width=32, lr=0.01, steps=100, n_test=64)  # fmt: skip
+
+# planted n* per predictor: error(n) = (n0 / n) * eps, crossing eps at n0
+PLANTED = {"after_kernel_test_mse": 40.0, "init_kernel_test_mse": 150.0, "test_mse": 25.0}
+
+
+def _drive(cell):
+    calls = []
+
+    def run_cells(cells):
+        calls.extend(cells)
+        return [{k: 0.1 * n0 / c["n"] for k, n0 in PLANTED.items()} for c in cells]
+
+    stored = {}
+    gen = after_kernel_search.steps(cell, lambda c: stored.get(repr(sorted(c.items()))))
+    res = sample_complexity.drive(
+        gen, lambda c, r: stored.__setitem__(repr(sorted(c.items())), r), run_cells
+    )
+    return res, calls, stored
+
+
+@pytest.mark.parametrize("kernel, key", list(after_kernel_search.ERROR_KEY.items()))
+def test_search_finds_planted_nstar(kernel, key):
+    res, calls, _ = _drive(dict(SEARCH, kernel=kernel))
+    n0 = PLANTED[key]
+    assert res["kernel"] == kernel
+    for r in res["per_seed"]:
+        assert r["status"] == "resolved" and r["lo"] < n0 <= r["hi"]
+    assert all(c["method"] == "after_kernel" and len(c["seeds"]) == 1 for c in calls)
+
+
+def test_evaluation_cell_is_the_net_searchs_but_for_method_and_ridge():
+    cell = registry.fill(dict(SEARCH, kernel="init"))
+    net = registry.fill({k: v for k, v in SEARCH.items() if k != "method"} | {
+        "method": "net_search"})  # fmt: skip
+    got = after_kernel_search.evaluation_cell(cell, 50, 3)
+    want = sample_complexity.evaluation_cell(net, 50, 3)
+    assert got.pop("method") == "after_kernel" and want.pop("method") == "net"
+    assert got.pop("ridge") == 0.0
+    assert got == want
+
+
+def test_searches_share_evaluations():
+    """A second kernel's search reuses the first's stored evaluation cells."""
+    _, calls_a, stored = _drive(dict(SEARCH, kernel="after"))
+    calls = []
+    gen = after_kernel_search.steps(dict(SEARCH, kernel="net"),
+                                    lambda c: stored.get(repr(sorted(c.items()))))  # fmt: skip
+
+    def run_cells(cells):
+        calls.extend(cells)
+        return [{k: 0.1 * n0 / c["n"] for k, n0 in PLANTED.items()} for c in cells]
+
+    sample_complexity.drive(gen, lambda c, r: None, run_cells)
+    ns_a = {(c["seeds"][0], c["n"]) for c in calls_a}
+    assert not ns_a & {(c["seeds"][0], c["n"]) for c in calls}
+
+
+# (n*_NTK, n*_after, n*_net) per seed, and the planted share (log-linear)
+SHARES = [
+    (1000.0, 100.0, 10.0, 0.5),
+    (1000.0, 10.0, 10.0, 1.0),
+    (1000.0, 1000.0, 10.0, 0.0),
+    (math.e**6, math.e**5, math.e**2, 0.25),
+]
+
+
+@pytest.mark.parametrize("ntk, after, net, share", SHARES)
+def test_share_of_planted_values(ntk, after, net, share):
+    lo, hi = mechanism.share_interval(ntk, after, net)
+    assert lo == pytest.approx(share) and hi == pytest.approx(share)
+
+
+def test_censored_sides_bound_the_share():
+    # NTK right-censored above 1000: the share is at least the share at 1000, up to ~1
+    lo, hi = mechanism.share_interval(
+        {"status": "right", "bound": 1000}, 100.0, 10.0)  # fmt: skip
+    assert lo == pytest.approx(0.5) and 0.999 < hi <= 1.0
+    # the gap can vanish: the share is undefined
+    assert mechanism.share_interval(50.0, 40.0, (10.0, 60.0)) == (-math.inf, math.inf)
+
+
+@pytest.mark.parametrize("planted, threshold, verdict", [
+    (0.8, 0.5, "supported"), (0.2, 0.5, "refuted"), (0.5, 0.5, "inconclusive")])  # fmt: skip
+def test_after_kernel_share_at_deepest_gap(planted, threshold, verdict):
+    seeds = 12
+    net = [10.0 * (1 + 0.01 * s) for s in range(seeds)]
+    ntk = [1000.0 * (1 + 0.02 * s) for s in range(seeds)]
+    jitter = [0.1 * (s - 5.5) / 5.5 for s in range(seeds)]
+    after = [math.exp(math.log(a) - (planted + j) * (math.log(a) - math.log(c)))
+             for a, c, j in zip(ntk, net, jitter)]  # fmt: skip
+    no_gap = (net, net, net)  # L = 3: gap 0 (its CI cannot exclude zero)
+    deeper = (ntk, after, net)
+    res = mechanism.after_kernel_share({3: no_gap, 4: deeper, 5: no_gap}, threshold=threshold)
+    assert res["depth"] == 4
+    assert res["share"]["median_lo"] == pytest.approx(planted, abs=0.01)
+    assert res["verdict"] == verdict
+
+
+def test_no_gap_no_share():
+    xs = [10.0] * 12
+    res = mechanism.after_kernel_share({3: (xs, xs, xs)}, threshold=0.5)
+    assert res["depth"] is None and res["verdict"] == "inconclusive"
+
+
+@pytest.mark.parametrize("change, ratio, verdict", [
+    (0.01, 1.01, "supported"), (0.5, 1.01, "refuted"), (0.01, 1.5, "refuted")])  # fmt: skip
+def test_lazy_control(change, ratio, verdict):
+    runs = [{"kernel_change": change * (1 + 0.01 * s), "init_kernel_test_mse": 0.1,
+             "after_kernel_test_mse": 0.1 * ratio} for s in range(12)]  # fmt: skip
+    res = mechanism.lazy_control(runs, kernel_tol=0.05, mse_tol=0.05)
+    assert res["verdict"] == verdict
