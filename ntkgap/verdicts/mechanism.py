@@ -58,8 +58,10 @@ def share_interval(ntk, after, net) -> tuple[float, float]:
 
 
 def gap_interval(ntk, net) -> tuple[float, float]:
-    """(lowest, highest) log n*_NTK - log n*_net of one seed (arguments as
-    :func:`share_interval`'s).
+    """(lowest, highest) log n*_NTK - log n*_net of one seed.
+
+    Args:
+        ntk, net: the seed's n* of each (as :func:`share_interval` takes them).
 
     Returns:
         (lo, hi), ends at +-LOG_INF where censored.
