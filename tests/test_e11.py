@@ -122,3 +122,29 @@ def test_lazy_control(change, ratio, verdict):
              "after_kernel_test_mse": 0.1 * ratio} for s in range(12)]  # fmt: skip
     res = mechanism.lazy_control(runs, kernel_tol=0.05, mse_tol=0.05)
     assert res["verdict"] == verdict
+
+
+def test_claim_statistics_read_stored_searches(monkeypatch):
+    """The claim wrappers pair searches by target and seed, and pick L = 4 (gap)."""
+
+    def per_seed(n):
+        return {"per_seed": [{"seed": s, "status": "resolved", "n_star": n * (1 + 0.01 * s)}
+                             for s in range(12)]}  # fmt: skip
+
+    rows = {"ntk_search": [], "after_kernel_search": [], "after_kernel": []}
+    for L, (ntk, after, net) in {3: (20.0, 20.0, 20.0), 4: (1000.0, 100.0, 10.0)}.items():
+        base = {"target": f"tree:d=40,L={L},arity=2,node=tanh", "arch": "a", "eps": 0.1}
+        rows["ntk_search"].append((dict(base, ridge=0.0), per_seed(ntk)))
+        rows["ntk_search"].append((dict(base, ridge="tuned"), per_seed(1.0)))
+        for kernel, n in (("after", after), ("net", net), ("init", ntk)):
+            rows["after_kernel_search"].append((dict(base, kernel=kernel), per_seed(n)))
+    lazy = [{"kernel_change": 0.01, "after_kernel_test_mse": 0.1, "init_kernel_test_mse": 0.1}]
+    rows["after_kernel"] = [({"alpha": 100.0}, {"kernels_per_seed": lazy * 12}),
+                            ({"alpha": 1.0}, {"kernels_per_seed": [dict(lazy[0], kernel_change=1.0)]
+                                              * 12})]  # fmt: skip
+    monkeypatch.setattr(mechanism.store, "results", lambda exp, m: rows[m])
+    m = mechanism.after_kernel_claim({"eps": 0.1, "rule": {"threshold": 0.5}}, "e11")
+    assert m.data["depth"] == 4 and m.value == pytest.approx(0.5, abs=0.01)
+    lazy_m = mechanism.lazy_control_claim(
+        {"alpha_min": 10.0, "mse_tol": 0.05, "rule": {"threshold": 0.05}}, "e11")  # fmt: skip
+    assert lazy_m.value == pytest.approx(0.01) and lazy_m.verdict == "supported"

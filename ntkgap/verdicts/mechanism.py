@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import itertools
 import math
+import re
 
 import numpy as np
 
-from ntkgap.runs import scaling
+from ntkgap.runs import scaling, store
+from ntkgap.verdicts.rules import Measured
 
 #: log n* standing in for an infinite (right-censored) end: the share's
 #: limit there is reached to ~1/LOG_INF
@@ -170,3 +172,78 @@ def lazy_control(runs, *, kernel_tol: float, mse_tol: float, level: float = 0.95
                       "supported" if all(v == "supported" for v in verdicts)
                       else "inconclusive")  # fmt: skip
     return out
+
+
+def _depth(cell) -> int:
+    return int(re.search(r"\bL=(\d+)", cell["target"]).group(1))
+
+
+def _by_seed(result) -> dict:
+    return {r["seed"]: r for r in result["per_seed"]}
+
+
+def _triples(exp: str, eps: float) -> dict:
+    """{L: (ntk, after, net) per_seed lists on common seeds} of an experiment's
+    ridgeless ``ntk_search`` and ``after_kernel_search`` cells (same target and arch)."""
+    found: dict = {}
+    for cell, r in store.results(exp, "ntk_search"):
+        if cell["eps"] == eps and cell["ridge"] == 0.0:
+            found.setdefault((cell["target"], cell["arch"]), {})["ntk"] = _by_seed(r)
+    for cell, r in store.results(exp, "after_kernel_search"):
+        if cell["eps"] == eps:
+            found.setdefault((cell["target"], cell["arch"]), {})[cell["kernel"]] = _by_seed(r)
+    out = {}
+    for (target, _), sides in found.items():
+        if {"ntk", "after", "net"} <= set(sides):
+            seeds = sorted(set.intersection(*(set(sides[k]) for k in ("ntk", "after", "net"))))
+            out[_depth({"target": target})] = tuple(
+                [sides[k][s] for s in seeds] for k in ("ntk", "after", "net"))  # fmt: skip
+    return out
+
+
+def after_kernel_claim(p: dict, exp: str) -> Measured:
+    """Claim statistic ``after_kernel_share`` (E11-after-kernel) from stored searches.
+
+    Args:
+        p: the claim's params (``eps``) with its ``rule`` (``above``, threshold).
+        exp: the experiment's name.
+
+    Returns:
+        Measured: the median share and its CI at the chosen depth, ``verdict`` set.
+    """
+    res = after_kernel_share(_triples(exp, p["eps"]), threshold=p["rule"]["threshold"])
+    sh = res["share"]
+    if sh is None:
+        return Measured(None, detail=res.get("reason", ""), verdict="inconclusive", data=res)
+    point = sh["median_lo"] if sh["median_lo"] == sh["median_hi"] else None
+    return Measured(
+        point, lo=sh["lo"], hi=sh["hi"], seeds=sh["seeds"], verdict=res["verdict"], data=res,
+        ci_method="order-statistic CI of interval-valued per-seed shares (Conover 1999)",
+        detail=(f"L = {res['depth']}: median share of the log gap closed in "
+                f"[{sh['median_lo']:.3g}, {sh['median_hi']:.3g}], CI {sh['lo']}..{sh['hi']}"),
+    )  # fmt: skip
+
+
+def lazy_control_claim(p: dict, exp: str) -> Measured:
+    """Claim statistic ``lazy_control`` (E11-lazy-control) from stored ``after_kernel`` cells.
+
+    Args:
+        p: the claim's params (``alpha_min``: cells with alpha >= it are the lazy
+            ones; ``mse_tol``) with its ``rule`` (``below``, threshold: kernel_tol).
+        exp: the experiment's name.
+
+    Returns:
+        Measured: the median kernel change and its CI, ``verdict`` set.
+    """
+    runs = [k for cell, r in store.results(exp, "after_kernel")
+            if cell["alpha"] >= p["alpha_min"] for k in r["kernels_per_seed"]]  # fmt: skip
+    if not runs:
+        return Measured(None, detail="no lazy after_kernel cells stored", verdict="inconclusive")
+    res = lazy_control(runs, kernel_tol=p["rule"]["threshold"], mse_tol=p["mse_tol"])
+    kc = res["kernel_change"]
+    return Measured(
+        kc["median_lo"], lo=kc["lo"], hi=kc["hi"], seeds=kc["seeds"], verdict=res["verdict"],
+        ci_method="order-statistic CI over (seed, n) runs (Conover 1999)", data=res,
+        detail=(f"median ||K_T - K_0|| / ||K_0|| = {kc['median_lo']:.3g}; median "
+                f"|log(after MSE / init MSE)| = {res['log_mse_ratio']['median_lo']:.3g}"),
+    )  # fmt: skip
