@@ -40,6 +40,20 @@ CLI_KEYS = (
 )
 
 
+def _alignment(K, y) -> float | None:
+    """The centered alignment, None where it is undefined (constant training
+    labels, as a search's smallest pools can draw)."""
+    if np.ptp(y) == 0:
+        return None
+    return diagnostics.centered_alignment(K, y)
+
+
+def _mean(values) -> float | None:
+    """The mean of the defined values (None: none is)."""
+    vals = [v for v in values if v is not None]
+    return float(np.mean(vals)) if vals else None
+
+
 def run_kernels(
     arch,
     width: int,
@@ -71,7 +85,8 @@ def run_kernels(
 
     Returns:
       ``after_kernel_test_mse``, ``init_kernel_test_mse`` (relative to the
-      target's variance), ``alignment_init``/``_final``,
+      target's variance), ``alignment_init``/``_final`` (None with constant
+      training labels),
       ``effective_rank_init``/``_final`` (participation ratio),
       ``walsh_share_init``/``_final`` and ``walsh_top_k`` (None off the
       hypercube), ``weight_movement``, ``kernel_change``, and the solvers'
@@ -94,7 +109,7 @@ def run_kernels(
         name = "after_kernel" if which == "final" else "init_kernel"
         out[f"{name}_test_mse"] = float(np.mean((pred - sp.y_test) ** 2)) / var
         out[f"jitter_{which}"] = sol.jitter
-        out[f"alignment_{which}"] = diagnostics.centered_alignment(K, sp.y_train)
+        out[f"alignment_{which}"] = _alignment(K, sp.y_train)
         out[f"effective_rank_{which}"] = diagnostics.effective_rank(K)
         share = None
         if isinstance(dom, Hypercube):
@@ -142,7 +157,7 @@ def train_kernels(
         )
         for s, p0, p1 in zip(result["seeds"], result["params_init"], result["params_final"])
     ]  # fmt: skip
-    out = {key: float(np.mean([r[key] for r in runs])) for key in CLI_KEYS}
+    out = {key: _mean([r[key] for r in runs]) for key in CLI_KEYS}
     out.update({f"{key}_per_seed": [r[key] for r in runs] for key in CLI_KEYS})
     out["kernels_per_seed"] = runs
     return out
