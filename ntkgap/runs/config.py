@@ -194,7 +194,15 @@ def _validate_cell(cell, where):
 
 def has_profile(cfg: dict, profile: str) -> bool:
     """Whether a config has cells in ``profile``: its own table, or one of the
-    profiles that it includes (``INCLUDES``: paper holds quick's cells)."""
+    profiles that it includes (``INCLUDES``: paper holds quick's cells).
+
+    Args:
+        cfg: a parsed config.
+        profile: a profile name.
+
+    Returns:
+        bool.
+    """
     return any(p in cfg for p in (profile, *INCLUDES.get(profile, ())))
 
 
