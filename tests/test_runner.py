@@ -472,10 +472,12 @@ def _shrink(cell):
         c.update(n=min(c["n"], 64), n_test=200)
     if c["method"] == "theory":
         c.update(n=c["n"][:3])
-    if c["method"] in ("ntk_search", "net_search"):
+    if c["method"] in ("ntk_search", "net_search", "after_kernel_search"):
         c.update(n_min=4, n_max=8, seeds=c["seeds"][:2], n_test=4)
-    if c["method"] == "net_search":
+    if c["method"] in ("net_search", "after_kernel_search"):
         c.update(steps=50, width=min(c["width"], 8), eval_every=25)
+    if c["method"] == "after_kernel":
+        c.update(steps=50, width=min(c["width"], 8), eval_every=25, n_test=16)
     return c
 
 
@@ -484,7 +486,12 @@ def test_every_experiment_smoke(path, tmp_path, monkeypatch):
     monkeypatch.setenv("NTKGAP_RESULTS", str(tmp_path))  # where searches store evaluations
     (tmp_path / "smoke").mkdir()
     cfg = runs_config.load_config(path)
-    cells = runs_config.expand(cfg, "quick") + runs_config.expand(cfg, "full")
+    cells = [
+        c
+        for p in runs_config.PROFILES
+        if runs_config.has_profile(cfg, p)
+        for c in runs_config.expand(cfg, p)
+    ]
     seen = set()
     for cell in sorted(cells, key=registry.cost):
         if cell["method"] in seen or (
