@@ -143,3 +143,36 @@ def test_circle_moments_against_a_fine_grid():
         assert m["fourth_moment"] == pytest.approx(np.mean(c**4), rel=1e-5)
         assert m["kurtosis"] == pytest.approx(np.mean(c**4) / np.mean(c**2) ** 2, rel=1e-5)
         assert m["max_abs"] == pytest.approx(np.max(np.abs(y)), rel=1e-3)
+
+
+# ------------------------------------------------ the linear node (negative control)
+@pytest.mark.parametrize("arity, L", [(2, 1), (2, 3), (2, 4), (3, 2)])
+def test_linear_tree_walsh_spectrum_is_exactly_degree_one(arity, L):
+    # planted closed form: f = sum of the a^L leaves / a^(L/2), so every
+    # singleton coefficient is a^(-L/2) and nothing else carries weight
+    target = parse_target(f"tree:d={arity**L + 2},L={L},arity={arity},node=linear")
+    ws = walsh.walsh_spectrum(target)
+    profile = ws.degree_profile()
+    assert profile[1] == pytest.approx(1.0, abs=1e-12)
+    assert np.sum(np.delete(profile, 1)) == pytest.approx(0.0, abs=1e-24)
+    x = Hypercube(target.spec["d"]).sample(64, seed=0)
+    np.testing.assert_allclose(target(x), x[:, : arity**L].sum(axis=1) / arity ** (L / 2))
+
+
+@pytest.mark.parametrize("arity, L", [(2, 3), (2, 5), (3, 3)])
+def test_linear_tree_recursions_treat_it_as_a_multilinear_node(arity, L):
+    # tree_eigen's recursion (any number of leaves) against the closed form:
+    # all the unit variance at degree 1; the shape powers against the FWHT
+    from ntkgap.kernels import tree_eigen
+    from ntkgap.nets.arch import parse_arch
+
+    target = parse_target(f"tree:d={arity**L},L={L},arity={arity},node=linear")
+    rec = tree_eigen.tree_degree_profile(target)
+    ref = np.zeros(arity**L + 1)
+    ref[1] = 1.0
+    np.testing.assert_allclose(rec, ref, rtol=0, atol=1e-12)
+    if arity**L <= 16:
+        ts = tree_eigen.tree_spectrum(parse_arch(f"tree:arity={arity},L={L}"), target=target)
+        ws = walsh.walsh_spectrum(target)
+        assert ts.second_moment == pytest.approx(float((ws.coefficients**2).sum()), abs=1e-13)
+        assert ts.mean == pytest.approx(0.0, abs=1e-14)

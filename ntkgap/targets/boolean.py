@@ -6,7 +6,10 @@ the product. ``linear-plus`` is g(u_1..u_a) = (sum u + prod u)/sqrt(a + 1):
 for a = 2 the (u + v + uv)/sqrt 3 of the issue; mean 0 and unit variance
 whenever its inputs are independent with mean 0 and unit variance, so every
 level of a linear-plus tree has unit variance (but its tails grow without
-bound: max |f| ~ 102 at arity 2, L = 4).
+bound: max |f| ~ 102 at arity 2, L = 4). ``linear`` is g(u) = sum u / sqrt(a):
+the tree is then sum of its a^L leaves / a^(L/2), Walsh degree 1 at every
+depth with unit variance (a negative control: its Fourier complexity does
+not grow with L).
 
 ``tanh`` is the bounded real-valued node: g_l(u) = tanh(sum_i u_i / sqrt(a))
 / c_l at level l (leaves are level 0). It is odd, so with symmetric
@@ -35,7 +38,7 @@ from ntkgap.targets.domains import Hypercube
 
 MOMENT_EXACT_BITS = 24
 MOMENT_SEED = 12345
-NODES = ("parity", "and", "or", "majority", "linear-plus", "random", "tanh")
+NODES = ("parity", "and", "or", "majority", "linear-plus", "linear", "random", "tanh")
 # exact tanh normalisation: most atoms one level's law may have
 TANH_MAX_ATOMS = 2_000_000
 GATES = ("and", "or", "parity", "majority")
@@ -175,6 +178,8 @@ def _apply_node(kind, args, table=None):
         return np.sign(np.sum(args, axis=0))
     if kind == "linear-plus":
         return (np.sum(args, axis=0) + np.prod(args, axis=0)) / math.sqrt(len(args) + 1)
+    if kind == "linear":
+        return np.sum(args, axis=0) / math.sqrt(len(args))
     if kind == "random":
         idx = np.zeros(np.shape(args[0]), dtype=np.int64)
         for j, a in enumerate(args):
