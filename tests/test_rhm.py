@@ -9,7 +9,7 @@ import pytest
 
 from ntkgap.errors import SpecError, UsageError
 from ntkgap.spectral import walsh
-from ntkgap.targets import parse_target
+from ntkgap.targets import parse_target, rhm
 from ntkgap.targets.rhm import n_valid_formula
 
 TINY = [
@@ -109,7 +109,7 @@ def test_architecture():
 @pytest.mark.parametrize(
     "spec,message",
     [
-        ("rhm:v=3,n_c=3,m=2,s=2,L=2", "only n_c = 2"),
+        ("rhm:v=2,n_c=5,m=1,s=2,L=2", "n_c*m = 5 distinct class rules exceed v^s = 4"),
         ("rhm:v=3,n_c=2,m=4,s=2,L=2", "m*v = 12 distinct rules per level exceed v^s = 9"),
         ("rhm:v=2,n_c=2,m=3,s=2,L=2", "exceed"),
         ("rhm:v=3,n_c=2,m=2,s=2", "missing required key 'L'"),
@@ -197,13 +197,90 @@ def test_spectrum_report_fields():
     assert rep["complexity"]["dominant"] == rep["dominant_degree"]
 
 
-def test_spectrum_reports_or_refuses_with_one_line(cli):
-    # until `spectrum` reads RHM.spectrum_report, the FWHT path refuses cleanly
-    r = cli("spectrum", "--target", "rhm:v=3,n_c=2,m=2,s=2,L=2", "--json")
-    assert "Traceback" not in r.stderr
-    if r.returncode == 0:
+MULTI = [
+    "rhm:v=3,n_c=3,m=2,s=2,L=2,seed=0",
+    "rhm:v=4,n_c=4,m=2,s=2,L=2,seed=1",
+    "rhm:v=3,n_c=4,m=2,s=3,L=1,seed=2",
+]
+
+
+@pytest.mark.parametrize("spec", MULTI)
+def test_many_classes_enumerated_balanced_and_injective(spec):
+    t = parse_target(spec)
+    by_hand, produced = _expand_by_hand(t)
+    assert produced == len(by_hand) == n_valid_formula(t.n_c, t.m, t.s, t.L) == t.n_valid
+    # class balance: n_valid / n_c strings per class, counted from the expansion
+    counts = np.bincount(list(by_hand.values()), minlength=t.n_c)
+    np.testing.assert_array_equal(counts, t.n_valid // t.n_c)
+    # each class's (and symbol's) productions: distinct s-tuples, none shared
+    for rules in t.rules:
+        flat = [tuple(r) for r in rules.reshape(-1, t.s).tolist()]
+        assert len(set(flat)) == len(flat)
+    x, y = t.enumerate()
+    truth = np.array([by_hand[tuple(r)] for r in x.tolist()])
+    np.testing.assert_array_equal(t.classes(x), truth)
+    assert y.shape == (t.n_valid, t.n_c)
+    np.testing.assert_allclose(y, np.eye(t.n_c)[truth] - 1 / t.n_c)
+    assert np.mean(np.sum(y**2, axis=1)) == pytest.approx(t.variance)
+    assert t.variance == pytest.approx(1 - 1 / t.n_c)
+
+
+def test_many_classes_refuse_the_scalar_pipeline_in_one_line():
+    t = parse_target("rhm:v=3,n_c=3,m=2,s=2,L=2,seed=0")
+    with pytest.raises(UsageError, match="one-hot") as err:
+        t(t.enumerate()[0])
+    assert "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize(
+    "outputs,classes,expected",
+    [
+        ([[0.9, 0.1, 0.0], [0.2, 0.3, 0.1], [0.0, 0.0, 1.0], [1.0, 0.0, 0.5]], [0, 1, 1, 2], 0.5),
+        ([[0.0, 1.0], [2.0, -1.0]], [1, 0], 0.0),
+        ([0.3, -0.2, 0.1, -4.0], [0, 1, 1, 1], 0.25),  # scalar +-1 read by sign
+        ([0.0], [0], 1.0),  # a tie at 0 is not class 0
+    ],
+)
+def test_classification_error_planted(outputs, classes, expected):
+    assert rhm.classification_error(outputs, classes) == pytest.approx(expected)
+
+
+def test_regression_error_is_summed_mse_over_variance():
+    y = np.array([[0.5, -0.5], [-0.5, 0.5]])
+    pred = np.array([[0.5, 0.5], [-0.5, 0.5]])  # one entry off by 1 among 4
+    assert rhm.regression_error(pred, y, 0.5) == pytest.approx(0.5 / 0.5)
+    assert rhm.regression_error(np.zeros(2), np.array([1.0, -1.0]), 1.0) == 1.0
+
+
+@pytest.mark.parametrize(
+    "n_c,m,L,guess,threshold,pstar",
+    [(2, 3, 3, 0.5, 0.05, 54), (4, 2, 4, 0.75, 0.075, 64), (10, 4, 2, 0.9, 0.09, 160)],
+)
+def test_published_threshold_and_scaling(n_c, m, L, guess, threshold, pstar):
+    assert rhm.random_guess_error(n_c) == pytest.approx(guess)
+    assert rhm.pstar_threshold(n_c) == pytest.approx(threshold)
+    assert rhm.paper_pstar(n_c, m, L) == pstar
+
+
+@pytest.mark.parametrize("spec", MULTI[:2])
+def test_one_hot_profile_is_the_sum_of_per_class_profiles(spec):
+    # the one-hot profile against each class indicator's brute-force projection
+    t = parse_target(spec)
+    x, y = t.enumerate()
+    cls = t.classes(x)
+    expect = sum(_brute_projection(x, (cls == c) - 1 / t.n_c) for c in range(t.n_c))
+    rep = t.spectrum_report()
+    np.testing.assert_allclose(rep["weight"], expect, atol=1e-9)
+    assert sum(rep["weight"]) == pytest.approx(t.variance)
+
+
+@pytest.mark.parametrize("spec", ["rhm:v=3,n_c=2,m=2,s=2,L=2", "rhm:v=3,n_c=3,m=2,s=2,L=2"])
+def test_spectrum_cli_reports_or_refuses_without_code_names(cli, spec):
+    r = cli("spectrum", "--target", spec, "--json")
+    assert "Traceback" not in r.stderr and "RHM." not in r.stderr and "()" not in r.stderr
+    if r.returncode == 0:  # once spectra.report reads the RHM's own profile
         rep = json.loads(r.stdout)
-        assert sum(rep["weight"]) == pytest.approx(1.0)
+        assert sum(rep["weight"]) == pytest.approx(parse_target(spec).variance)
     else:
         assert r.returncode == 2 and len(r.stderr.strip().splitlines()) == 1
 
@@ -340,3 +417,41 @@ def test_fc_and_cnn_train_on_rhm_strings():
         r = training.train(parse_arch(arch), 16, t, 120, seeds=[0], cfg=cfg, n_test=32)
         # a planted answer: the label is learnable; a constant predictor scores 1
         assert r["test_mse"] < 0.6, arch
+
+
+@pytest.mark.parametrize("spec", ["rhm:v=3,n_c=2,m=2,s=2,L=2,seed=0", MULTI[1]])
+def test_enumerated_kernel_theory_blocks(spec):
+    from ntkgap.kernels import gram, rhm_theory  # here: JAX loads only in kernel tests
+    from ntkgap.nets.arch import parse_arch
+
+    t = parse_target(spec)
+    a = parse_arch(t.tree_arch())
+    sp, _ = rhm_theory.spectrum(a, t)
+    x, y = t.enumerate()
+    K = gram.gram(a, a.inputs(t.domain, x))
+    # numpy eigh reference: the operator's eigenvalues are those of K / n_valid
+    lam = np.linalg.eigvalsh(K / t.n_valid)
+    np.testing.assert_allclose(np.sort(sp.eigenvalue), lam[lam > 1e-12 * lam[-1]], rtol=1e-9)
+    # Parseval under the uniform law: the power sums to E||y||^2
+    assert sp.power.sum() + sp.tail_power == pytest.approx(np.mean(np.sum(np.reshape(
+        y, (t.n_valid, -1)) ** 2, axis=1)))  # fmt: skip
+
+
+def test_kernel_classifier_against_a_direct_solve():
+    from ntkgap.kernels import gram, rhm_theory  # here: JAX loads only in kernel tests
+    from ntkgap.nets.arch import parse_arch
+
+    t = parse_target(MULTI[1])
+    a = parse_arch(t.tree_arch())
+    r = rhm_theory.kernel_classifier(a, t, 20, seed=3, n_test=100)
+    xtr, xte, exhaustive = t.domain.draw_split(20, 100, pool_seed=3, test_seed=4)
+    assert exhaustive and r["n_test"] == t.n_valid - 20
+    ftr, fte = a.inputs(t.domain, xtr), a.inputs(t.domain, xte)
+    ctr, cte = t.classes(xtr), t.classes(xte)
+    Y = np.eye(t.n_c)[ctr] - 1 / t.n_c
+    pred = gram.gram(a, fte, ftr) @ np.linalg.solve(gram.gram(a, ftr), Y)
+    wrong = sum(int(np.argmax(p) != c) for p, c in zip(pred, cte))
+    assert r["classification_error"] == pytest.approx(wrong / len(cte))
+    truth = np.eye(t.n_c)[cte] - 1 / t.n_c
+    mse = np.mean(np.sum((pred - truth) ** 2, axis=1)) / (1 - 1 / t.n_c)
+    assert r["regression_error"] == pytest.approx(mse, rel=1e-6)

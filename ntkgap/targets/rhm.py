@@ -14,11 +14,15 @@ Distribution: uniform over the n_c m^N valid strings, N = (s^L - 1)/(s - 1)
 rule applications; equivalently a uniform class, then a uniform rule at
 every node, top down (each choice gives a different string).
 
-Regression target: n_c = 2 only, the label y = +1 for class 0 and -1 for
-class 1 (mean 0, variance 1 exactly, as the classes have equally many
-strings). n_c > 2 would need a vector-valued target (one-hot classes with
-MSE per output), which the toolkit's scalar pipeline does not support yet;
-the spec refuses it with one line.
+Labels: for n_c = 2 the scalar y = +1 for class 0 and -1 for class 1
+(mean 0, variance 1 exactly, as the classes have equally many strings), the
+label of the toolkit's scalar regression pipeline. For any n_c,
+``RHM.one_hot`` gives the reference implementation's vector target: one
+output per class, centred (1 - 1/n_c for the class, -1/n_c elsewhere), whose
+squared norm averages 1 - 1/n_c (``one_hot_variance``); for n_c = 2 the
+difference of its two outputs is y. ``classification_error`` scores either
+form by argmax (sign for the scalar). The scalar pipeline refuses n_c > 2
+with one line (calling the target needs a scalar label).
 
 Points are token arrays of shape (n, s^L) (integers in [0, v)); networks and
 kernels read the one-hot encoding flattened position-major
@@ -63,11 +67,6 @@ MAX_PROJECTION = 4096
 
 def _check(p):
     v, n_c, m, s, L = p["v"], p["n_c"], p["m"], p["s"], p["L"]
-    if n_c != 2:
-        return (
-            f"n_c={n_c}: only n_c = 2 is supported (the label as a +-1 regression "
-            "target; one-hot class vectors are not implemented)"
-        )
     if m * v > v**s:
         return f"m*v = {m * v} distinct rules per level exceed v^s = {v**s} s-tuples"
     if n_c * m > v**s:
@@ -82,7 +81,7 @@ SCHEMAS = {
     "rhm": Schema(
         {
             "v": Field(int, min=2, max=256, doc="vocabulary size per level"),
-            "n_c": Field(int, min=2, max=256, doc="number of classes (2 only)"),
+            "n_c": Field(int, min=2, max=256, doc="number of classes (n_c > 2: one-hot labels)"),
             "m": Field(int, min=1, max=10_000, doc="synonymous rules per symbol"),
             "s": Field(int, min=2, max=16, doc="tuple (patch) size"),
             "L": Field(int, min=1, max=12, doc="levels"),
@@ -90,7 +89,7 @@ SCHEMAS = {
         },
         _check,
         doc="random hierarchy model (Cagnetta et al., PRX 2024): s^L one-hot tokens, "
-        "label +-1 (n_c = 2)",
+        "label +-1 (n_c = 2) or one-hot over n_c classes",
     )
 }
 
@@ -206,9 +205,13 @@ class RHM:
             order = np.argsort(codes)
             self._parse.append((codes[order], (order // self.m).astype(np.int64)))
 
-    # exact: the two classes have equally many valid strings
+    # exact: the classes have equally many valid strings
     mean = 0.0
-    variance = 1.0
+
+    @property
+    def variance(self) -> float:
+        """Var y = 1 for the +-1 label (n_c = 2); E||y||^2 = 1 - 1/n_c one-hot."""
+        return 1.0 if self.n_c == 2 else self.one_hot_variance
 
     @property
     def domain(self):
@@ -218,8 +221,9 @@ class RHM:
     def support(self):
         # hypercube-only code paths (the FWHT) stop here with one line
         raise UsageError(
-            f"target '{self.spec}' is a token-string target, not a hypercube one: "
-            "its degree profile is over token positions (RHM.spectrum_report)"
+            f"target '{self.spec}' is a string of {self.P} tokens over v={self.v} "
+            "symbols, not a point of a hypercube: no Walsh transform applies "
+            "(its degree profile is over token positions)"
         )
 
     # ------------------------------------------------------------ sampling
@@ -282,9 +286,39 @@ class RHM:
         x, classes = self._decode(np.arange(self.n_valid))
         return x, self.label(classes)
 
-    @staticmethod
-    def label(classes) -> np.ndarray:
-        return 1.0 - 2.0 * np.asarray(classes, dtype=np.float64)
+    def label(self, classes) -> np.ndarray:
+        """The natural label of each class: +-1 (n_c = 2) or centred one-hot.
+
+        Args:
+            classes: integer classes in [0, n_c), shape (n,).
+
+        Returns:
+            float64 array, shape (n,) for n_c = 2, else (n, n_c).
+        """
+        c = np.asarray(classes, dtype=np.int64)
+        return 1.0 - 2.0 * c if self.n_c == 2 else self.one_hot(c)
+
+    def one_hot(self, classes) -> np.ndarray:
+        """The reference implementation's vector target, centred: entry c of
+        row i is 1 - 1/n_c when string i has class c, else -1/n_c.
+
+        Args:
+            classes: integer classes in [0, n_c), shape (n,).
+
+        Returns:
+            float64 array of shape (n, n_c); rows sum to 0.
+
+        References:
+            Cagnetta, Petrini, Tomasini, Favero & Wyart, Phys. Rev. X 14,
+            031001 (2024) (one output per class, argmax read-out).
+        """
+        c = np.asarray(classes, dtype=np.int64)
+        return np.eye(self.n_c)[c] - 1.0 / self.n_c
+
+    @property
+    def one_hot_variance(self) -> float:
+        """E ||one_hot - E one_hot||^2 = 1 - 1/n_c (uniform classes, exact)."""
+        return 1.0 - 1.0 / self.n_c
 
     def classify(self, x) -> np.ndarray:
         """The class of each string by bottom-up parsing; -1 where invalid."""
@@ -304,10 +338,19 @@ class RHM:
         return np.where(bad, -1, sym[:, 0])
 
     def __call__(self, x) -> np.ndarray:
+        if self.n_c != 2:
+            raise UsageError(
+                f"target '{self.spec}': n_c={self.n_c} classes have one-hot labels "
+                "(one output per class); scalar regression and training take n_c = 2"
+            )
+        return self.label(self.classes(x))
+
+    def classes(self, x) -> np.ndarray:
+        """The class of each valid string (a ValueError when one is invalid)."""
         c = self.classify(x)
         if np.any(c < 0):
             raise ValueError(f"{int(np.sum(c < 0))} of {c.size} strings are not valid")
-        return self.label(c)
+        return c
 
     # ---------------------------------------------------------- complexity
     def architecture(self) -> dict:
@@ -331,11 +374,14 @@ class RHM:
         return f"tree:arity={self.s},L={self.L},share=1"
 
     def moments(self) -> dict:
-        """Exact: the classes have n_valid / 2 strings each, y = +-1."""
+        """Exact: every class has n_valid / n_c strings; y = +-1 (n_c = 2),
+        else the centred one-hot, whose squared norm is 1 - 1/n_c on every
+        string (so its second moment over its fourth is 1)."""
+        var = 1.0 if self.n_c == 2 else self.one_hot_variance
         return {
             "mean": 0.0,
-            "variance": 1.0,
-            "fourth_moment": 1.0,
+            "variance": var,
+            "fourth_moment": var**2,
             "kurtosis": 1.0,
             "max_abs": 1.0,
             "points": self.n_valid,
@@ -404,6 +450,12 @@ def efron_stein(x, y, v: int) -> dict:
     """
     x = np.asarray(x, dtype=np.int64)
     y = np.asarray(y, dtype=np.float64)
+    if y.ndim == 2:  # vector labels: each output's profile, summed (orthogonal outputs)
+        parts = [efron_stein(x, y[:, c], v) for c in range(y.shape[1])]
+        out = {k: np.sum([p[k] for p in parts], axis=0).tolist() for k in parts[0]}
+        out["degree"] = parts[0]["degree"]
+        out["mean"] = float(np.linalg.norm(y.mean(axis=0)))
+        return out
     n, P = x.shape
     weight = projection_profile(x, y)  # refuses early when too large
     if (1 << P) * n > MAX_EFRON_STEIN:
@@ -451,7 +503,8 @@ def projection_profile(x, y) -> np.ndarray:
 
     Args:
         x: the valid strings, shape (n, P) (n <= MAX_PROJECTION).
-        y: their labels, shape (n,).
+        y: their labels, shape (n,), or (n, k) vector labels (the squared
+            norm of the projection: the columns' profiles summed).
 
     Returns:
         float64 array of shape (P + 1,): W_0..W_P (|W_k| below 1e-12 x the
@@ -469,13 +522,13 @@ def projection_profile(x, y) -> np.ndarray:
     for j in range(P):
         agree += x[:, j, None] == x[None, :, j]
     binom = np.array([[comb(a, k) for k in range(P + 1)] for a in range(P + 1)], float)
-    explained = [float(np.mean(y) ** 2)]
+    explained = [float(np.sum(np.mean(y, axis=0) ** 2))]
     for k in range(1, P + 1):
         K = binom[agree, k]
         lam, vec = np.linalg.eigh(K)
         keep = lam > 1e-9 * lam[-1]
         proj = vec[:, keep] @ (vec[:, keep].T @ y)
-        explained.append(float(np.mean(proj**2)))
+        explained.append(float(np.sum(proj**2) / n))
     w = np.diff(explained, prepend=0.0)
     return np.where(np.abs(w) < 1e-12 * max(explained[-1], 1e-300), 0.0, w)
 
@@ -501,3 +554,106 @@ def n_valid_formula(n_c: int, m: int, s: int, L: int) -> int:
         Phys. Rev. X 14, 031001 (2024).
     """
     return n_c * m ** ((s**L - 1) // (s - 1))
+
+
+# The classification threshold of the published sample complexity: P* is the
+# fewest training strings at which the test classification error falls below
+# this fraction of the random-guess error 1 - 1/n_c (Cagnetta et al., PRX 2024,
+# the definition of P* beside their sample-complexity figures).
+PSTAR_FRACTION_OF_GUESS = 0.1
+
+
+def random_guess_error(n_c: int) -> float:
+    """The classification error of a uniform random guess, 1 - 1/n_c.
+
+    Args:
+        n_c: the number of classes.
+
+    Returns:
+        float.
+    """
+    return 1.0 - 1.0 / n_c
+
+
+def pstar_threshold(n_c: int) -> float:
+    """The classification error at which the published P* is read:
+    PSTAR_FRACTION_OF_GUESS x (1 - 1/n_c).
+
+    Args:
+        n_c: the number of classes.
+
+    Returns:
+        float (0.05 for n_c = 2, 0.075 for n_c = 4).
+
+    References:
+        Cagnetta, Petrini, Tomasini, Favero & Wyart, Phys. Rev. X 14,
+        031001 (2024) (P* at test error epsilon_rand / 10).
+    """
+    return PSTAR_FRACTION_OF_GUESS * random_guess_error(n_c)
+
+
+def paper_pstar(n_c: int, m: int, L: int) -> int:
+    """The published scaling of the trained CNN's sample complexity, n_c m^L
+    (up to a constant).
+
+    Args:
+        n_c: the number of classes.
+        m: the synonymous rules per symbol.
+        L: the number of levels.
+
+    Returns:
+        int.
+
+    References:
+        Cagnetta, Petrini, Tomasini, Favero & Wyart, Phys. Rev. X 14,
+        031001 (2024).
+    """
+    return n_c * m**L
+
+
+def predicted_classes(outputs) -> np.ndarray:
+    """Classes read from network or kernel outputs: argmax over the n_c
+    outputs, or for a scalar output (n_c = 2, label +-1) class 0 when it is
+    positive, else class 1.
+
+    Args:
+        outputs: shape (n,) (scalar) or (n, n_c).
+
+    Returns:
+        int64 array of shape (n,).
+    """
+    out = np.asarray(outputs, dtype=np.float64)
+    if out.ndim == 1:
+        return np.where(out > 0, 0, 1).astype(np.int64)
+    return np.argmax(out, axis=1).astype(np.int64)
+
+
+def classification_error(outputs, classes) -> float:
+    """The share of strings whose predicted class (``predicted_classes``)
+    differs from the true one.
+
+    Args:
+        outputs: shape (n,) (scalar, n_c = 2) or (n, n_c).
+        classes: the true classes, shape (n,).
+
+    Returns:
+        float in [0, 1].
+    """
+    c = np.asarray(classes, dtype=np.int64)
+    return float(np.mean(predicted_classes(outputs) != c))
+
+
+def regression_error(outputs, labels, variance: float) -> float:
+    """Mean squared error summed over outputs, relative to the label variance
+    (the toolkit's test MSE, for vector labels as for scalar ones).
+
+    Args:
+        outputs: predictions, shape (n,) or (n, n_c).
+        labels: the labels, same shape.
+        variance: E||y - E y||^2 (``RHM.variance``).
+
+    Returns:
+        float.
+    """
+    diff = np.asarray(outputs, dtype=np.float64) - np.asarray(labels, dtype=np.float64)
+    return float(np.sum(diff**2) / diff.shape[0] / variance)
