@@ -384,26 +384,33 @@ def test_rhm_inputs_and_domain_checks():
 
 
 def test_rhm_split_is_distinct_disjoint_and_seeded():
+    """The nested split on the valid strings: a fixed test set of at most half
+    of them, pools that are prefixes of one seeded order of the rest (distinct
+    while they fit, then repeating with ``duplicates`` counted), never a test
+    string in a pool."""
     from ntkgap.targets.split import split
 
     t = parse_target("rhm:v=3,n_c=2,m=3,s=2,L=2,seed=0")  # 54 valid strings
-    sp = split(t, 30, seed=5, n_val=6, n_test=100)
-    pool = np.concatenate([sp.x_train, sp.x_val])
-    rows = {tuple(r) for r in pool.tolist()}
-    test = {tuple(r) for r in sp.x_test.tolist()}
-    assert len(rows) == 30 and not rows & test
-    assert rows | test == {tuple(r) for r in t.enumerate()[0].tolist()}  # 24 left: all tested
-    assert sp.exhaustive and sp.overlap == 0.0
-    np.testing.assert_array_equal(np.concatenate([sp.y_train, sp.y_val]), t(pool))
+    every = {tuple(r) for r in t.enumerate()[0].tolist()}
+    pools = {}
+    for n in (24, 27, 30):
+        sp = split(t, n, seed=5, n_val=6, n_test=100)
+        pool = np.concatenate([sp.x_train, sp.x_val])
+        rows = {tuple(r) for r in pool.tolist()}
+        test = {tuple(r) for r in sp.x_test.tolist()}
+        assert len(test) == 27 and not rows & test and rows | test <= every
+        assert len(rows) == min(n, 27) and sp.duplicates == max(0, n - 27)
+        assert sp.overlap == 0.0
+        np.testing.assert_array_equal(np.concatenate([sp.y_train, sp.y_val]), t(pool))
+        pools[n] = pool
+    np.testing.assert_array_equal(pools[27][:24], pools[24])  # nested
     again = split(t, 30, seed=5, n_val=0, n_test=100)
-    np.testing.assert_array_equal(np.concatenate([again.x_train]), pool)  # n_val-free pool
+    np.testing.assert_array_equal(again.x_train, pools[30])  # n_val-free pool
     big = parse_target("rhm:v=4,n_c=2,m=4,s=2,L=3,seed=0")  # 32,768 strings
     sp = split(big, 200, seed=1, n_test=300)
     assert (
         len({tuple(r) for r in sp.x_test.tolist()} & {tuple(r) for r in sp.x_train.tolist()}) == 0
     )
-    with pytest.raises(UsageError, match="none to test on"):
-        split(t, 54, seed=0)
 
 
 def test_fc_and_cnn_train_on_rhm_strings():

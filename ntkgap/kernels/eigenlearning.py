@@ -280,7 +280,8 @@ VALID_FRACTION = 0.1
 def distinct_inputs_log2(arch, domain) -> float:
     """log2 of the number of distinct inputs the kernel of ``arch`` reads on
     ``domain``: d on the hypercube {-1,+1}^d for fc archs, the leaf count for
-    tree archs (they read x_1..x_leaves only); infinity on the circle.
+    tree archs (they read x_1..x_leaves only); the number of valid strings of
+    a random hierarchy model; infinity on the circle.
 
     Args:
         arch: a parsed architecture (``ntkgap.nets.arch``).
@@ -289,6 +290,8 @@ def distinct_inputs_log2(arch, domain) -> float:
     Returns:
         log2 of the count (a float, so d = 10^5 needs no 2^d).
     """
+    if getattr(domain, "name", "") == "rhm":  # the valid strings of the hierarchy
+        return math.log2(domain.size)
     if getattr(domain, "name", "") != "hypercube":
         return float("inf")
     if getattr(arch, "name", "") == "tree":

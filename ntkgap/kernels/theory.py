@@ -122,6 +122,11 @@ def spectrum(arch, target, *, kmax: int | None = None) -> tuple[Spectrum, eigen.
     """
     domain = target.domain
     arch.check_domain(domain)
+    if getattr(domain, "name", "") == "rhm":
+        # lazy: rhm_theory builds Grams (JAX, ~1 s to import) over the valid strings
+        from ntkgap.kernels import rhm_theory
+
+        return rhm_theory.spectrum(arch, target)
     if isinstance(domain, Circle):
         kmax = kmax or circle_kmax(target)
         es = eigen.circle(arch, kmax)

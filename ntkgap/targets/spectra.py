@@ -41,6 +41,10 @@ def report(target, *, kmax: int | None = None) -> dict:
         and ``architecture``; see ``ntkgap spectrum --help``.
     """
     out = {"target": str(target.spec), "domain": str(target.domain)}
+    if hasattr(target, "spectrum_report"):  # a token-string target (the RHM)
+        out.update(target.spectrum_report())
+        out["architecture"] = target.architecture()
+        return out
     if isinstance(target.domain, Circle):
         kmax = kmax or default_kmax(target)
         power = fourier.target_power(target, kmax)
