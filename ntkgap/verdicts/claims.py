@@ -9,8 +9,9 @@ A claim in an experiment's TOML::
     id = "E2"
     claim = "no kernel-network gap on band-limited targets"
     paper = "no gap"
-    statistic = "mean_log_ratio"
+    statistic = "log_ratio_every_n"
     predictors = ["ntk:fc:depth=2", "net:fc:depth=2"]
+    profile = "quick"       # the profile whose grids decide it
     [claim.params]          # the statistic's inputs (which cells, eps, n, ...)
     [claim.rule]            # the pre-registered decision rule
     kind = "equivalence"
@@ -21,30 +22,62 @@ are in :mod:`ntkgap.verdicts.curve_statistics` and
 :mod:`ntkgap.verdicts.nstar_statistics`; what they read, :mod:`ntkgap.verdicts.selection`.
 
 Every evaluated claim is one JSON object with the fields ``id``, ``claim``,
-``paper``, ``predictors``, ``statistic``, ``value``, ``lo``, ``hi``,
-``seeds``, ``ci_method``, ``rule``, ``verdict`` and ``detail``.
+``paper``, ``profile``, ``predictors``, ``statistic``, ``value``, ``lo``,
+``hi``, ``seeds``, ``ci_method``, ``rule``, ``verdict``, ``p_value`` and
+``detail``; depth-indexed claims add ``depths_resolved`` and
+``depths_bounded``. The depth rule of a statistic (how many usable depths it
+needs) is declared once, in :data:`MIN_DEPTHS`, for the experiments and
+``ntkgap compare`` alike. :func:`family_wise` states what deciding many
+claims means for the chance of a false "supported".
+
+References:
+    Holm, "A simple sequentially rejective multiple test procedure",
+    Scand. J. Statist. 6 (1979) 65-70.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 from ntkgap.errors import UsageError
 from ntkgap.verdicts import curve_statistics, nstar_statistics, rules
 from ntkgap.verdicts.rules import VERDICTS
 
-__all__ = ["CLAIM_KEYS", "STATISTICS", "VERDICTS", "evaluate", "parse_claims"]
+__all__ = [
+    "CLAIM_KEYS",
+    "MIN_DEPTHS",
+    "STATISTICS",
+    "VERDICTS",
+    "evaluate",
+    "family_wise",
+    "parse_claims",
+]
 
-CLAIM_KEYS = {"id", "claim", "paper", "statistic", "predictors", "params", "rule"}
+CLAIM_KEYS = {"id", "claim", "paper", "profile", "statistic", "predictors", "params", "rule"}
 #: every statistic a claim may name: ``fn(params, experiment) -> Measured``
 STATISTICS: dict[str, Callable[[dict, str], rules.Measured]] = {
     "decay_exponent": curve_statistics.decay_exponent,
-    "mean_log_ratio": curve_statistics.mean_log_ratio,
+    "log_ratio_every_n": curve_statistics.log_ratio_every_n,
     "log_ratio_at_n": curve_statistics.log_ratio_at_n,
     "theory_growth": curve_statistics.theory_growth,
     "nstar_ratio_growth": nstar_statistics.nstar_ratio_growth,
     "nstar_ratio": nstar_statistics.nstar_ratio,
     "nstar_scaling": nstar_statistics.nstar_scaling,
+    "nstar_kernel_convexity": nstar_statistics.nstar_kernel_convexity,
+    "nstar_net_power": nstar_statistics.nstar_net_power,
+}
+#: the depth rule of each depth-indexed statistic: the usable (resolved or
+#: bounded) depths a claim over a target ``family`` needs, whichever config
+#: or ``compare`` declares it. Three for all: a growth factor from 2 depths
+#: has nothing to check it against, a change of factor needs 2 factors, and
+#: a slope in log C or a law from 2 points fits any 2 points exactly.
+MIN_DEPTHS = {
+    "nstar_ratio": 3,
+    "nstar_ratio_growth": 3,
+    "nstar_kernel_convexity": 3,
+    "nstar_net_power": 3,
+    "nstar_scaling": 3,
 }
 
 
@@ -66,40 +99,66 @@ def parse_claims(cfg: dict, where: str) -> list[rules.Claim]:
         tag = f"config {where}: claim {c.get('id', i)!r}" if isinstance(c, dict) else where
         if not isinstance(c, dict):
             raise UsageError(f"{tag}: each claim must be a table")
-        unknown = set(c) - CLAIM_KEYS
-        if unknown:
-            raise UsageError(
-                f"{tag}: unknown key '{sorted(unknown)[0]}' "
-                f"(allowed: {', '.join(sorted(CLAIM_KEYS))})"
-            )
-        for key in ("id", "claim", "statistic"):
-            if not isinstance(c.get(key), str) or not c[key]:
-                raise UsageError(f"{tag}: '{key}' must be a non-empty string")
+        _check_fields(c, tag)
         if c["id"] in seen:
             raise UsageError(f"{tag}: id given twice")
         seen.add(c["id"])
-        if c["statistic"] not in STATISTICS:
-            raise UsageError(
-                f"{tag}: statistic '{c['statistic']}' is unknown "
-                f"(allowed: {', '.join(sorted(STATISTICS))})"
-            )
-        rule = c.get("rule", {})
-        rules.check_rule(rule, tag)
-        preds = c.get("predictors", [])
-        if not isinstance(preds, list) or not all(isinstance(p, str) for p in preds):
-            raise UsageError(f"{tag}: 'predictors' must be a list of spec strings")
         out.append(
             rules.Claim(
                 c["id"],
                 c["claim"],
                 str(c.get("paper", "")),
                 c["statistic"],
-                tuple(preds),
+                tuple(c.get("predictors", [])),
                 dict(c.get("params", {})),
-                dict(rule),
+                _depth_rule(c, tag),
+                c["profile"],
             )
         )
     return out
+
+
+def _check_fields(c: dict, tag: str) -> None:
+    """One-line UsageError unless every field of a claim table is known and valid."""
+    unknown = set(c) - CLAIM_KEYS
+    if unknown:
+        raise UsageError(
+            f"{tag}: unknown key '{sorted(unknown)[0]}' (allowed: {', '.join(sorted(CLAIM_KEYS))})"
+        )
+    for key in ("id", "claim", "statistic", "profile"):
+        if not isinstance(c.get(key), str) or not c[key]:
+            raise UsageError(f"{tag}: '{key}' must be a non-empty string")
+    if c["statistic"] not in STATISTICS:
+        raise UsageError(
+            f"{tag}: statistic '{c['statistic']}' is unknown "
+            f"(allowed: {', '.join(sorted(STATISTICS))})"
+        )
+    if c["profile"] not in rules.CLAIM_PROFILES:
+        raise UsageError(
+            f"{tag}: profile '{c['profile']}' is unknown "
+            f"(allowed: {', '.join(rules.CLAIM_PROFILES)})"
+        )
+    preds = c.get("predictors", [])
+    if not isinstance(preds, list) or not all(isinstance(p, str) for p in preds):
+        raise UsageError(f"{tag}: 'predictors' must be a list of spec strings")
+    if not isinstance(c.get("params", {}), dict):
+        raise UsageError(f"{tag}: 'params' must be a table")
+    rules.check_rule(c.get("rule", {}), tag)
+
+
+def _depth_rule(c: dict, tag: str) -> dict:
+    """The claim's rule with its statistic's depth rule (``MIN_DEPTHS``) filled
+    in for a claim over a target family; a config may not restate it."""
+    rule = dict(c.get("rule", {}))
+    need = MIN_DEPTHS.get(c["statistic"])
+    if "min_depths" in rule:
+        raise UsageError(
+            f"{tag}: rule.min_depths is declared once per statistic, not in a config "
+            f"(claims.MIN_DEPTHS: {', '.join(f'{k} {v}' for k, v in MIN_DEPTHS.items())})"
+        )
+    if need is not None and "family" in c.get("params", {}):
+        rule["min_depths"] = need
+    return rule
 
 
 def evaluate(claim: rules.Claim, experiment: str) -> dict:
@@ -119,10 +178,11 @@ def evaluate(claim: rules.Claim, experiment: str) -> dict:
     """
     # the statistic sees the rule too (a TOST needs the margin it is judged by)
     m = STATISTICS[claim.statistic](dict(claim.params, rule=claim.rule), experiment)
-    return {
+    out = {
         "id": claim.id,
         "claim": claim.claim,
         "paper": claim.paper,
+        "profile": claim.profile,
         "predictors": list(claim.predictors),
         "statistic": claim.statistic,
         "value": m.value,
@@ -135,6 +195,101 @@ def evaluate(claim: rules.Claim, experiment: str) -> dict:
         "depths": m.depths,
         "rule": dict(claim.rule, text=rules.rule_text(claim.rule)),
         "verdict": rules.decide(claim.rule, m),
+        "p_value": m.p_value,
         "detail": m.detail,
         "data": m.data,
+    }
+    if m.depths_resolved is not None:
+        out["depths_resolved"] = m.depths_resolved
+        out["depths_bounded"] = m.depths_bounded or 0
+    return out
+
+
+def _one_sided_alpha(c: dict, level: float) -> float:
+    """The chance that one claim reads "supported" falsely: its p-value's
+    test level where it has one, else the one-sided error of its CI
+    ((1 - coverage) / 2: the CI misses on the claimed side at most that
+    often), else (1 - level) / 2; 0 for deterministic (theory) rules."""
+    if c["rule"].get("deterministic"):
+        return 0.0
+    cov = _coverage(c.get("ci_method"))
+    return (1.0 - (cov if cov is not None else level)) / 2.0
+
+
+def _coverage(method: str | None) -> float | None:
+    """The coverage a CI method string states ('coverage >= 0.9614'), if any."""
+    if not method or "coverage >= " not in method:
+        return None
+    try:
+        return float(method.split("coverage >= ")[1].split()[0].rstrip(",;)"))
+    except ValueError:
+        return None
+
+
+def family_wise(evaluated: list[dict], *, alpha: float = 0.05, level: float = 0.95) -> dict:
+    """How many claims are decided, and the family-wise chance of a false
+    "supported" among them.
+
+    Two statements: (1) Holm's step-down correction over the claims with a
+    one-sided p-value of "supported" (sign tests over seeds, TOST): sorted
+    p_(1) <= ... <= p_(K), claim (i) stays supported while p_(j) <= alpha /
+    (K - j + 1) for every j <= i; this holds the family-wise error rate at
+    alpha. (2) For every claim that can read "supported" on sampling data
+    (a CI), Bonferroni: P(some false "supported") <= the sum of the claims'
+    one-sided CI error rates ((1 - coverage) / 2 each).
+
+    Args:
+        evaluated: the claims as :func:`evaluate` returns them.
+        alpha: the family-wise level of the Holm correction.
+        level: the CI level assumed where a CI states no coverage.
+
+    Returns:
+        dict with ``claims``, ``decided`` (supported or not supported),
+        ``supported`` (ids), ``holm`` ({id: still supported after Holm} over
+        the supported claims with a p-value), ``holm_alpha``,
+        ``bonferroni_bound`` (the sum above, capped at 1), ``no_p`` (supported
+        ids without a p-value) and ``text`` (one paragraph for REPORT.md).
+
+    References:
+        Holm, Scand. J. Statist. 6 (1979) 65-70; Bonferroni's inequality.
+    """
+    decided = [c for c in evaluated if c["verdict"] in (rules.SUPPORTED, rules.NOT_SUPPORTED)]
+    supported = [c["id"] for c in evaluated if c["verdict"] == rules.SUPPORTED]
+    with_p = sorted(
+        (c for c in evaluated if c.get("p_value") is not None), key=lambda c: c["p_value"]
+    )
+    holm, k, alive = {}, len(with_p), True
+    for j, c in enumerate(with_p):
+        alive = alive and c["p_value"] <= alpha / (k - j)
+        if c["verdict"] == rules.SUPPORTED:
+            holm[c["id"]] = alive
+    random_ones = [c for c in evaluated if not c["rule"].get("deterministic")]
+    bound = min(1.0, math.fsum(_one_sided_alpha(c, level) for c in random_ones))
+    no_p = [i for i in supported if i not in holm]
+    lost = [i for i, ok in holm.items() if not ok]
+    text = (
+        f"{len(evaluated)} claims evaluated, {len(decided)} decided "
+        f"({len(supported)} supported, {len(decided) - len(supported)} not supported). "
+        f"Each CI errs on its claimed side with probability <= (1 - coverage) / 2; over the "
+        f"{len(random_ones)} claims decided on sampled data the chance of at least one false "
+        f'"supported" is at most {bound:.2f} (Bonferroni). Holm over the {k} claims with a '
+        f"one-sided p-value at family-wise level {alpha:g}: "
+        + (
+            f"{len(holm) - len(lost)} of {len(holm)} supported claims stay supported"
+            + (f" (not: {', '.join(lost)})" if lost else "")
+            if holm
+            else "no supported claim has a p-value"
+        )
+        + (f"; supported without a p-value: {', '.join(no_p)}" if no_p else "")
+        + "."
+    )
+    return {
+        "claims": len(evaluated),
+        "decided": len(decided),
+        "supported": supported,
+        "holm": holm,
+        "holm_alpha": alpha,
+        "bonferroni_bound": bound,
+        "no_p": no_p,
+        "text": text,
     }

@@ -202,6 +202,7 @@ def plan(family, depths, budget: str = "quick") -> dict:
                      n_test=n_test, **common)
             )  # fmt: skip
     fam_text = family if isinstance(family, str) else ", ".join(family)
+    profile = "full" if budget == "full" else "quick"
     claim_list = [
         dict(id=cid, claim=f"{fam_text}: {text}",
              paper="kernel n* exponential in L, network n* polynomial (E4)",
@@ -209,11 +210,10 @@ def plan(family, depths, budget: str = "quick") -> dict:
              predictors=[f"{a[0].replace('_search', '')}:{a[1]}",
                          f"{b_[0].replace('_search', '')}:{b_[1]}"],
              params=dict(a=list(a), b=list(b_), eps=EPS, family={"name": NAME}),
-             # as E4: exponential growth needs 4 resolved depths (2 for the test budget)
-             rule=dict(kind="above", threshold=1.5, min_depths=2 if budget == "tiny" else 4))
+             # the depth rule is the statistic's, shared with E4 (claims.MIN_DEPTHS)
+             rule=dict(kind="above", threshold=1.5), profile=profile)
         for cid, a, b_, text in CLAIMS
     ]  # fmt: skip
-    profile = "full" if budget == "full" else "quick"
     cfg = {
         "name": NAME,
         "title": f"compare: four predictors' n*({EPS}) vs depth L on {fam_text}",

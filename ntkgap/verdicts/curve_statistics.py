@@ -10,7 +10,13 @@ import numpy as np
 
 from ntkgap.runs import runner, scaling
 from ntkgap.verdicts import selection
-from ntkgap.verdicts.rules import Measured
+from ntkgap.verdicts.rules import (
+    INCONCLUSIVE,
+    NOT_SUPPORTED,
+    SUPPORTED,
+    Measured,
+    rule_verdict,
+)
 
 
 def decay_exponent(p: dict, exp: str) -> Measured:
@@ -74,55 +80,92 @@ def _paired_log_ratio(exp, p):
     return out
 
 
-def mean_log_ratio(p: dict, exp: str) -> Measured:
-    """Per target, the mean over n of log10(NTK error / net error), paired by
-    seed, with the (1 - 2 alpha) Student-t CI of the mean over seeds (the
-    interval of a TOST equivalence test, >= MIN_SEEDS_FOR_CI seeds). The
-    claim covers every target: the value is the largest |mean| and the CI the
-    envelope of all targets' CIs, so "inside the margin" holds for all.
+def _lr_text(exp: str, targets) -> tuple[dict, str]:
+    """The nets' learning rates chosen on validation for these targets, and a line."""
+    lrs = {k: v for k, v in selection.lr_choices(exp).items() if k[0] in targets}
+    if not any(v["median_best_val_mse"] for v in lrs.values()):
+        return lrs, ""
+    return lrs, "; nets' lr chosen on validation (lowest median best validation MSE) per " + (
+        "(target, n): " + ", ".join(f"{k[0]} n={k[2]}: {v['lr']:g}" for k, v in sorted(lrs.items()))
+    )
+
+
+def log_ratio_every_n(p: dict, exp: str) -> Measured:
+    """No gap at any n: per target and per sample size n, the mean over
+    paired seeds of log10(NTK error / net error) with the (1 - 2 alpha)
+    Student-t CI of a TOST equivalence test. Supported only when every
+    (target, n)'s CI lies inside +-margin; not supported when any lies
+    wholly outside; inconclusive otherwise (a gap that changes sign with n
+    cannot cancel in an average, since there is none). Value: the worst
+    (target, n)'s mean; CI: the envelope of all the CIs; p-value: the
+    largest TOST p (intersection-union test).
 
     Args:
         p: the claim's params (``n``: the sample sizes, default all) with its ``rule``.
         exp: the experiment's name.
 
     Returns:
-        Measured.
+        Measured (``verdict`` set; ``data["per_target"]``: each target's
+        per-n rows).
+
+    References:
+        Schuirmann, J. Pharmacokin. Biopharm. 15, 657 (1987) (TOST);
+        Berger & Hsu, Statistical Science 11 (1996) 283 (intersection-union).
     """
     pairs = _paired_log_ratio(exp, p)
+    rule = p["rule"]
     if not pairs:
         return Measured(None, detail="no paired NTK and network cells stored")
-    per = {}
-    for t, (ns, seeds, mat) in pairs.items():
-        tost = scaling.equivalence_test(mat.mean(axis=1), p["rule"]["margin"])
-        per[t] = dict(tost, n=ns, seeds=len(seeds))
-    worst_t = max(per, key=lambda t: abs(per[t]["value"]))
-    complete = all(v["lo"] is not None for v in per.values())
-    lo = min(v["lo"] for v in per.values()) if complete else None
-    hi = max(v["hi"] for v in per.values()) if complete else None
-    detail = "; ".join(
-        f"{t}: {v['value']:.2f}"
-        + (f" [{v['lo']:.2f}, {v['hi']:.2f}]" if v["lo"] is not None else f" ({v['reason']})")
-        + f" (n={v['n'][0]}..{v['n'][-1]}, {v['seeds']} seeds)"
-        for t, v in per.items()
+    per = {
+        t: [
+            dict(tost, n=n, verdict=rule_verdict(rule, tost["lo"], tost["hi"]))
+            for j, n in enumerate(ns)
+            for tost in [scaling.equivalence_test(mat[:, j], rule["margin"])]
+        ]
+        for t, (ns, _, mat) in pairs.items()
+    }
+    rows = [r for rs in per.values() for r in rs]
+    verdicts = [r["verdict"] for r in rows]
+    verdict = (
+        NOT_SUPPORTED
+        if NOT_SUPPORTED in verdicts
+        else SUPPORTED
+        if all(v == SUPPORTED for v in verdicts)
+        else INCONCLUSIVE
     )
-    lrs = {k: v for k, v in selection.lr_choices(exp).items() if k[0] in per}
-    chosen = ""
-    if any(v["median_best_val_mse"] for v in lrs.values()):
-        chosen = "; nets' lr chosen on validation (lowest median best validation MSE) per " + (
-            "(target, n): "
-            + ", ".join(f"{k[0]} n={k[2]}: {v['lr']:g}" for k, v in sorted(lrs.items()))
+    worst = max(rows, key=lambda r: abs(r["value"]))
+    complete = all(r["lo"] is not None for r in rows)
+    ps = [r["p"] for r in rows]
+    lines = "; ".join(
+        f"{t}: "
+        + ", ".join(
+            f"n={r['n']}: {r['value']:.2f}"
+            + (f" [{r['lo']:.2f}, {r['hi']:.2f}]" if r["lo"] is not None else " (no CI)")
+            for r in rs
         )
+        for t, rs in per.items()
+    )
+    lrs, chosen = _lr_text(exp, per)
     return Measured(
-        per[worst_t]["value"],
-        lo,
-        hi,
-        seeds=min(v["seeds"] for v in per.values()),
-        ci_method=per[worst_t].get("method") + "; the envelope over targets",
-        detail="mean over n of log10(NTK error / net error) per target: "
-        + detail
-        + " (a mean over n can hide a gap that changes sign with n: see the E2 figure)"
+        worst["value"],
+        min(r["lo"] for r in rows) if complete else None,
+        max(r["hi"] for r in rows) if complete else None,
+        seeds=min(r["seeds"] for r in rows),
+        ci_method=worst["method"] + "; per (target, n), the envelope over them",
+        detail="log10(NTK error / net error) per target and n, mean over paired seeds: "
+        + lines
+        + f"; {verdicts.count(SUPPORTED)} of {len(rows)} (target, n) inside the margin, "
+        + f"{verdicts.count(NOT_SUPPORTED)} wholly outside"
         + chosen,
-        data={"per_target": per, "lr_chosen": [[*k, v["lr"]] for k, v in sorted(lrs.items())]},
+        data={
+            "per_target": {
+                t: [{k: r[k] for k in ("n", "value", "lo", "hi", "p", "verdict")} for r in rs]
+                for t, rs in per.items()
+            },
+            "lr_chosen": [[*k, v["lr"]] for k, v in sorted(lrs.items())],
+        },
+        verdict=verdict,
+        p_value=None if None in ps else max(ps),
     )
 
 
@@ -192,7 +235,13 @@ def theory_growth(p: dict, exp: str) -> Measured:
         elif res.get(key) is not None:
             rows[selection.depth_of(cell["target"])] = res[key]
     if len(rows) < 2:
-        return Measured(None, detail="fewer than two depths resolved", depths=len(rows))
+        return Measured(
+            None,
+            detail="fewer than two depths resolved",
+            depths=len(rows),
+            depths_resolved=len(rows),
+            depths_bounded=0,
+        )
     L = sorted(rows)
     vals = np.array([rows[x] for x in L], float)
     # per level: a step over a dropped depth spans several levels
@@ -203,6 +252,8 @@ def theory_growth(p: dict, exp: str) -> Measured:
     return Measured(
         value,
         depths=len(L),
+        depths_resolved=len(L),
+        depths_bounded=0,  # theory is censored or valid: a censored depth is left out
         detail=f"{key} for L={L[0]}..{L[-1]}: per-level ratios "
         + ", ".join(f"{r:.2f}" for r in ratios)
         + f"; value = geometric mean of the last {len(tail)} (L={L[-len(tail) - 1]}..{L[-1]}), "

@@ -60,7 +60,13 @@ import math
 import numpy as np
 
 from ntkgap.runs import scaling
-from ntkgap.verdicts.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, TOO_FEW_DEPTHS
+from ntkgap.verdicts.rules import (
+    INCONCLUSIVE,
+    NOT_SUPPORTED,
+    SUPPORTED,
+    TOO_FEW_DEPTHS,
+    rule_verdict,
+)
 
 INF = math.inf
 LN10 = math.log(10.0)
@@ -287,33 +293,42 @@ def median_ci(intervals, *, level: float = 0.95, min_seeds: int = scaling.MIN_SE
     return out
 
 
-def rule_verdict(rule: dict, lo, hi) -> str:
-    """The verdict of a rule on one interval (a CI, or one seed's set).
+def sign_test_p(rule: dict | None, sets) -> float | None:
+    """One-sided p-value of "supported" by the sign test on interval data.
+
+    A seed counts for the claim only when its whole set lies on the claimed
+    side; under the null (the median on the other side, or on the
+    threshold) each seed's true value lies on the claimed side with
+    probability <= 1/2, so the count is stochastically below Binomial(m, 1/2)
+    and P(B >= count) is a valid p-value. Equivalence: the larger of the two
+    one-sided p-values (intersection-union test).
 
     Args:
-        rule: ``{"kind": "above" | "below", "threshold": t}`` or
-            ``{"kind": "equivalence", "margin": m}`` (other keys ignored).
-        lo: the lower end (-inf when open; None when there is no CI).
-        hi: the upper end (inf when open; None when there is no CI).
+        rule: the rule (``above`` / ``below`` / ``equivalence``); None: no p.
+        sets: per seed (lo, hi) in the rule's scale, -inf / inf when open.
 
     Returns:
-        SUPPORTED, NOT_SUPPORTED or INCONCLUSIVE (also when lo or hi is None).
+        float in (0, 1], or None without a rule or seeds.
+
+    References:
+        Conover, Practical Nonparametric Statistics (3rd ed., 1999), sec. 3.4
+        (the sign test); Berger & Hsu, Statistical Science 11 (1996) 283
+        (intersection-union tests).
     """
-    if lo is None or hi is None:
-        return INCONCLUSIVE
+    m = len(sets)
+    if rule is None or m == 0:
+        return None
+
+    def tail(k):
+        return sum(math.comb(m, i) for i in range(k, m + 1)) / 2.0**m
+
     kind = rule["kind"]
     if kind == "above":
-        t = rule["threshold"]
-        return SUPPORTED if lo > t else NOT_SUPPORTED if hi <= t else INCONCLUSIVE
+        return tail(sum(lo > rule["threshold"] for lo, _ in sets))
     if kind == "below":
-        t = rule["threshold"]
-        return SUPPORTED if hi < t else NOT_SUPPORTED if lo >= t else INCONCLUSIVE
-    if kind != "equivalence":
-        raise ValueError(f"rule kind {kind!r}: must be above, below or equivalence")
+        return tail(sum(hi < rule["threshold"] for _, hi in sets))
     mg = rule["margin"]
-    if -mg < lo and hi < mg:
-        return SUPPORTED
-    return NOT_SUPPORTED if lo >= mg or hi <= -mg else INCONCLUSIVE
+    return max(tail(sum(lo > -mg for lo, _ in sets)), tail(sum(hi < mg for _, hi in sets)))
 
 
 def depths_needed(rule: dict | None, inherent: int) -> int:
@@ -373,6 +388,11 @@ def _fmt(v) -> str:
     return "open" if v is None else f"{v:.3g}"
 
 
+def _tr(transform, v):
+    """``transform`` of a log-scale value, keeping open ends open."""
+    return v if not math.isfinite(v) else transform(v)
+
+
 def _seed_counts(rule, sets, transform) -> dict:
     """How many seeds' whole sets lie on each side of the rule."""
     verdicts = [rule_verdict(rule, transform(lo), transform(hi)) for lo, hi in sets]
@@ -426,6 +446,8 @@ def _report(name, rule, ci, kinds, need, sets, transform) -> dict:
     }
     if rule is not None:
         out["seeds_decided"] = _seed_counts(rule, sets, transform)
+        tsets = [(_tr(transform, lo), _tr(transform, hi)) for lo, hi in sets]
+        out["p_value"] = sign_test_p(rule, tsets) if usable >= need else None
     span = f"in [{_fmt(out['bound_lo'])}, {_fmt(out['bound_hi'])}]"
     out["detail"] = (
         f"{name}: median "
@@ -667,7 +689,8 @@ def _ratio_row(L, sa: dict, sb: dict, rule: dict, level) -> dict:
             "_hi": None,
             "method": None,
         }
-    ci = median_ci([ratio_interval(sa[s], sb[s]) for s in seeds], level=level)
+    sets = [ratio_interval(sa[s], sb[s]) for s in seeds]
+    ci = median_ci(sets, level=level)
     med = tuple(v / LN10 for v in ci["median"])
     lo = None if ci["lo"] is None else ci["lo"] / LN10
     hi = None if ci["hi"] is None else ci["hi"] / LN10
@@ -689,6 +712,7 @@ def _ratio_row(L, sa: dict, sb: dict, rule: dict, level) -> dict:
         "hi_censored": hi == INF,
         "_lo": lo,
         "_hi": hi,
+        "_p": sign_test_p(rule, [(a / LN10, b / LN10) for a, b in sets]),
         "method": ci["method"],
         "reason": ci["reason"],
     }
@@ -701,6 +725,8 @@ def _row_text(r: dict) -> str:
     else:
         med = f"median in [{_fmt(r.get('bound_lo'))}, {_fmt(r.get('bound_hi'))}]"
     ci = f"CI [{_fmt(r.get('lo'))}, {_fmt(r.get('hi'))}]"
+    if r.get("reason"):
+        ci += f" ({r['reason']})"
     return f"L={r['L']}: {r['kind']}, {med}, {ci} -> {r['verdict']}"
 
 
@@ -742,6 +768,7 @@ def nstar_ratio(a: dict, b: dict, rule: dict, *, level=0.95) -> dict:
     resolved = sum(r["kind"] == "resolved" for r in rows)
     bounded = sum(r["kind"] == "bounded" for r in rows)
     need = depths_needed(rule, 1)
+    usable = resolved + bounded
     if any(r["verdict"] == NOT_SUPPORTED for r in known):
         verdict = NOT_SUPPORTED
     elif resolved + bounded < need:
@@ -766,6 +793,8 @@ def nstar_ratio(a: dict, b: dict, rule: dict, *, level=0.95) -> dict:
         "depths_resolved": resolved,
         "depths_bounded": bounded,
         "depths_needed": need,
+        # "at every depth": the intersection-union test's p is the largest depth's
+        "p_value": max((r["_p"] for r in known), default=None) if usable >= need else None,
         "rows": [{k: v for k, v in r.items() if not k.startswith("_")} for r in rows],
         "detail": detail + f" ({resolved + bounded} usable of {need} needed)",
     }

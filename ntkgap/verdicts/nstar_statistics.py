@@ -1,10 +1,22 @@
-"""The statistics of searched sample complexities n*(eps): the ratio of two
-predictors' n* on paired seeds (``nstar_ratio``), its growth per level of
-depth (``nstar_ratio_growth``) and a published scaling law of one
-predictor's n* (``nstar_scaling``). A censored n* (beyond the largest n
-searched, or reached at the smallest) makes its seed's value an interval;
-medians and CI ends become bounds, stated, and an open end counts as
-+-infinity for the rule (:func:`ntkgap.verdicts.rules.decide`)."""
+"""The statistics of searched sample complexities n*(eps), censoring as
+information (:mod:`ntkgap.verdicts.intervals`): the ratio of two predictors'
+n* on paired seeds at every depth or target (``nstar_ratio``), its growth
+per level of depth (``nstar_ratio_growth``), the dichotomy's two halves
+(``nstar_kernel_convexity``: the kernel's per-level factor grows with depth;
+``nstar_net_power``: the trained net's n* is a power of the number of
+constituents) and a published scaling law of one predictor's n*
+(``nstar_scaling``). A censored n* is an interval (above the largest n
+searched, or at most the smallest): per seed the statistic ranges over the
+values consistent with the intervals, and the median and CI over seeds are
+those of interval data; depth-indexed claims report ``depths_resolved`` and
+``depths_bounded``. The verdicts of the interval statistics are reached
+there, under the claim's rule, with the depth gate.
+
+References:
+    arXiv 2607.06382 (the dichotomy of kernels and networks on
+    compositional targets); Conover, Practical Nonparametric Statistics
+    (3rd ed., 1999), sec. 3.2.
+"""
 
 from __future__ import annotations
 
@@ -14,9 +26,14 @@ import numpy as np
 
 from ntkgap.errors import UsageError
 from ntkgap.runs import runner, scaling
-from ntkgap.verdicts import selection
-from ntkgap.verdicts.rules import Measured
+from ntkgap.targets import constituents, parse_target
+from ntkgap.verdicts import intervals, selection
+from ntkgap.verdicts.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, TOO_FEW_DEPTHS, Measured
 from ntkgap.verdicts.selection import Side
+
+#: the Fourier complexity the kernel's n* is fitted against: a key of a
+#: spectrum cell's ``complexity`` (the Walsh degree profile's mean degree)
+FOURIER_COMPLEXITY = "average_degree"
 
 
 def _side_label(side: Side) -> str:
@@ -27,17 +44,91 @@ def _side_label(side: Side) -> str:
     return f"{side.method} {side.arch}{tag}"
 
 
+def _measured(out: dict, detail: str, data: dict) -> Measured:
+    """A Measured from an interval statistic's output (``intervals``)."""
+    return Measured(
+        out["value"],
+        out["lo"],
+        out["hi"],
+        seeds=out["seeds"],
+        ci_method=out["ci_method"],
+        detail=detail,
+        depths=out["depths_resolved"] + out["depths_bounded"],
+        data=data,
+        lo_censored=out["lo_censored"],
+        hi_censored=out["hi_censored"],
+        depths_resolved=out["depths_resolved"],
+        depths_bounded=out["depths_bounded"],
+        verdict=out["verdict"],
+        p_value=out.get("p_value"),
+    )
+
+
+def _target_filter(p: dict):
+    """Which targets a claim reads (``target``: one or a list; else ``family``),
+    and the key each is indexed by (its depth L for a family, else its spec)."""
+    if "target" in p:
+        targets = p["target"] if isinstance(p["target"], list) else [p["target"]]
+        return (lambda t: t in targets), (lambda t: t)
+    return (lambda t: selection.matches(t, p["family"])), selection.depth_of
+
+
+def _combine_sides(kind: str, outs: list[dict]) -> dict:
+    """One claim over several A sides ("for every A"): not supported when any
+    side is, too few depths when any side has too few, supported when all
+    are; the worst side's value and the CI ends giving that verdict."""
+    verdicts = [o["verdict"] for o in outs]
+    if NOT_SUPPORTED in verdicts:
+        verdict = NOT_SUPPORTED
+    elif TOO_FEW_DEPTHS in verdicts:
+        verdict = TOO_FEW_DEPTHS
+    elif all(v == SUPPORTED for v in verdicts):
+        verdict = SUPPORTED
+    else:
+        verdict = INCONCLUSIVE
+    inf = math.inf
+
+    def end(o, k, open_value):
+        return open_value if o[f"{k}_censored"] else o[k]
+
+    los = [end(o, "lo", -inf) for o in outs]
+    his = [end(o, "hi", inf) for o in outs]
+    vals = [o["value"] for o in outs]
+    pick = {"above": min, "below": max}.get(kind)
+    if None in los + his:
+        lo = hi = None
+    elif pick is None:
+        lo, hi = min(los), max(his)
+    else:
+        lo, hi = pick(los), pick(his)
+    value = None if None in vals else (pick(vals) if pick else max(vals, key=abs))
+    ps = [o.get("p_value") for o in outs]
+    return dict(
+        outs[0],
+        verdict=verdict,
+        value=value,
+        lo=None if lo is None or not math.isfinite(lo) else lo,
+        hi=None if hi is None or not math.isfinite(hi) else hi,
+        lo_censored=lo == -inf,
+        hi_censored=hi == inf,
+        seeds=min(o["seeds"] for o in outs),
+        depths_resolved=min(o["depths_resolved"] for o in outs),
+        depths_bounded=min(o["depths_resolved"] + o["depths_bounded"] for o in outs)
+        - min(o["depths_resolved"] for o in outs),
+        p_value=None if None in ps else max(ps),
+    )
+
+
 def nstar_ratio(p: dict, exp: str) -> Measured:
-    """log10 of the median over paired seeds of n*(A) / n*(B) (the same
-    seeds, hence the same splits, on both sides), per target, with the
-    distribution-free order-statistic CI of that median (>= MIN_SEEDS_FOR_CI
-    seeds). A censored n* makes its seed's ratio an interval (a right-
-    censored A over a resolved B: ratio > n_max / n*(B)); the median and CI
-    ends become bounds, stated, and an open end counts as +-infinity for the
-    rule. ``a`` may list several predictors and ``target``/``family`` cover
-    several targets: the claim must hold for every (A, target) pair, so the
-    value is the worst pair's and the CI the envelope that gives that verdict.
-    ``also`` lists predictors reported beside A, outside the verdict.
+    """log10 of n*(A) / n*(B) over paired seeds (the same seeds, hence the
+    same splits), at every depth of a family or at each listed target, by
+    ``intervals.nstar_ratio``: per seed the ratio is an interval (a censored
+    side makes it a bound), per depth the median and its order-statistic CI
+    of interval data; a depth counts when it is resolved or its bound
+    already places it on one side of the rule; the claim holds "at every
+    depth", so one depth decided against it makes it not supported. ``a``
+    may list several predictors: the claim must hold for each. ``also``
+    lists predictors reported beside A, outside the verdict.
 
     Args:
         p: the claim's params (``a``, ``b``, ``eps``, ``target`` or
@@ -45,275 +136,102 @@ def nstar_ratio(p: dict, exp: str) -> Measured:
         exp: the experiment's name.
 
     Returns:
-        Measured.
+        Measured (``verdict`` set; ``data["sides"]``: each A side's rows).
     """
-    eps = p["eps"]
-    if "target" in p:
-        targets = p["target"] if isinstance(p["target"], list) else [p["target"]]
-
-        def want(t):
-            return t in targets
-    else:
-
-        def want(t):
-            return selection.matches(t, p["family"])
-
+    eps, rule = p["eps"], p["rule"]
+    want, key = _target_filter(p)
     a_sides = [Side.parse(a) for a in (p["a"] if isinstance(p["a"], list) else [p["a"]])]
     b_side = Side.parse(p["b"])
-    b = selection.searches(exp, b_side, eps, want)
-    theory = {
-        cell["target"]: res["n_star"][str(eps)]
-        for cell, res in runner.results(exp, "theory")
-        if want(cell["target"])
-        and cell["arch"] == a_sides[0].arch
-        and str(eps) in res.get("n_star", {})
-    }
-    also = [Side.parse(s) for s in p.get("also", [])]
-    rows, lines, also_lines = [], [], []
-    for t in sorted(set(b) | set(theory), key=lambda t: (selection.depth_of(t) or 0, t)):
-        if t in b:
-            _ratio_rows(exp, eps, t, b[t], a_sides, also, rows, lines, also_lines)
-        else:
-            lines.append(f"{t}: not searched in this profile")
-        if th := theory.get(t):
-            ok = "" if th.get("theory_valid", False) else ", outside theory's validity"
-            also_lines.append(
-                f"{t}: eigenlearning predicts n*({eps}) of NTK regression of {a_sides[0].arch} "
-                + (f"> {th['n_max']:.0f}" if th["censored"] else f"{th['n_star']:.0f}")
-                + f" (ridgeless theory, not a measurement{ok})"
-            )
+    b = {key(t): (t, r) for t, r in selection.searches(exp, b_side, eps, want).items()}
     head = f"log10 n*({eps}) of A over B = {_side_label(b_side)}, median over paired seeds"
-    beside = "; beside (not in the verdict): " + "; ".join(also_lines) if also_lines else ""
-    if not rows:
-        return Measured(
-            None,
-            detail=head + ": " + ("; ".join(lines) or "no paired search records stored") + beside,
-            depths=0,
-        )
-    return _ratio_measured(p["rule"]["kind"], rows, head + ": " + "; ".join(lines) + beside)
-
-
-def _ratio_rows(exp, eps, t, rb, a_sides, also, rows, lines, also_lines):
-    """Appends the rows and lines of one target (B's record ``rb``): one per
-    A side in the verdict, and the ``also`` sides beside it."""
+    outs, lines, data = [], [], {"sides": []}
     for side in a_sides:
-        ra = selection.searches(exp, side, eps, lambda x: x == t).get(t)
-        if ra is None:
+        a = {key(t): (t, r) for t, r in selection.searches(exp, side, eps, want).items()}
+        common = sorted(set(a) & set(b))
+        if not common:
+            lines.append(f"A = {_side_label(side)}: no paired search records stored")
             continue
-        r = _ratio_of_searches(ra, rb)
-        rows.append(dict(r, target=t, side=_side_label(side)))
-        lines.append(
-            f"{t}, A = {_side_label(side)}: n*({eps}) {_median_side(r['a'])} / "
-            f"{_median_side(r['b'])}: {_ratio_text(r)}"
+        out = intervals.nstar_ratio(
+            {k: a[k][1]["per_seed"] for k in common}, {k: b[k][1]["per_seed"] for k in common}, rule
         )
-    for side in also:
-        ra = selection.searches(exp, side, eps, lambda x: x == t).get(t)
-        if ra is not None:
-            r = _ratio_of_searches(ra, rb)
-            also_lines.append(
-                f"{t}, {_side_label(side)}: n* {_median_side(r['a'])}: {_ratio_text(r)}"
-            )
-
-
-def _ratio_measured(kind: str, rows: list[dict], detail: str) -> Measured:
-    """The Measured of ``nstar_ratio`` over its rows: the envelope that gives
-    the all-rows verdict under a rule of ``kind``, its CI method and notes."""
-    env = _envelope(kind, rows)
-    open_ends = [x for x, c in (("lower", env["lo_c"]), ("upper", env["hi_c"])) if c]
-    if open_ends:
-        detail += f"; the CI's {' and '.join(open_ends)} end is open (censored n*)"
-    if len(rows) > 1:
-        detail += "; value and CI: the envelope over the rows (the claim holds for every row)"
-    if any(r["status"] in ("right", "left") for r in rows):
-        detail += "; a value marked > or <= is a bound (the median seed's ratio is censored)"
-    first = next((r for r in rows if r["method"]), rows[0])
-    method = (
-        None
-        if env["lo"] is None and env["hi"] is None and not (env["lo_c"] or env["hi_c"])
-        else f"{first['method']}; applied to the paired seeds' ratios n*(A)/n*(B)"
-        + ("; envelope over the rows" if len(rows) > 1 else "")
-    )
-    return Measured(
-        env["value"],
-        env["lo"],
-        env["hi"],
-        seeds=min(r["seeds"] for r in rows),
-        ci_method=method,
-        depths=_resolved_targets(rows),
-        detail=detail,
-        data={"rows": rows},
-        lo_censored=env["lo_c"],
-        hi_censored=env["hi_c"],
-    )
-
-
-def _log10_or_none(v):
-    return None if v is None or not 0 < v < math.inf else math.log10(v)
-
-
-def _ratio_of_searches(ra: dict, rb: dict) -> dict:
-    """The paired-seed ratio n*(A) / n*(B) of two search records, as log10."""
-    pa = {s["seed"]: s for s in ra["per_seed"]}
-    pb = {s["seed"]: s for s in rb["per_seed"]}
-    seeds = sorted(set(pa) & set(pb))
-    iv = []
-    for s in seeds:
-        (alo, ahi), (blo, bhi) = scaling.seed_interval(pa[s]), scaling.seed_interval(pb[s])
-        iv.append((alo / bhi if bhi < math.inf else 0.0, ahi / blo if blo > 0 else math.inf))
-    med = scaling.median_censored(iv)
-    value = {"resolved": med["value"], "right": med["bound_lo"], "left": med["bound_hi"]}
-    # the error gap where both were measured: per seed the largest n both searches evaluated
-    gap = []
-    ea = {(e["seed"], e["n"]): e["test_mse"] for e in ra.get("evaluations", [])}
-    eb = {(e["seed"], e["n"]): e["test_mse"] for e in rb.get("evaluations", [])}
-    for s in seeds:
-        common = sorted(n for (ss, n) in set(ea) & set(eb) if ss == s)
-        if common:
-            x, y = ea[(s, common[-1])], eb[(s, common[-1])]
-            if math.isfinite(x) and math.isfinite(y):
-                gap.append((common[-1], math.log10(max(x, 1e-12) / max(y, 1e-12))))
-    return {
-        "value": _log10_or_none(value.get(med["status"])),
-        "status": med["status"],
-        "lo": _log10_or_none(med["lo"]),
-        "hi": _log10_or_none(med["hi"]),
-        "lo_censored": med["lo_censored"],
-        "hi_censored": med["hi_censored"],
-        "no_ci": med["method"] is None,
-        "reason": med["reason"],
-        "method": med["method"],
-        "seeds": len(seeds),
-        "censored": med["censored"],
-        "a": ra["median"],
-        "b": rb["median"],
-        "gap": gap,
-    }
-
-
-def _median_side(m: dict) -> str:
-    c = m.get("censored")
-    n = m.get("n_star")
-    if c == "right":
-        return f"> {n:.0f}"
-    if c == "left":
-        return f"<= {n:.0f}"
-    return "undetermined" if n is None else f"{n:.0f}"
-
-
-def _ratio_text(r: dict) -> str:
-    v = r["value"]
-    sign = {"right": "> ", "left": "<= "}.get(r["status"], "")
-    txt = f"log10 ratio {sign}{v:.2f}" if v is not None else f"log10 ratio {r['status']}"
-    if r["no_ci"]:
-        txt += f" ({r['reason']})"
-    else:
-        lo = "-inf" if r["lo"] is None else f"{r['lo']:.2f}"
-        hi = "+inf" if r["hi"] is None else f"{r['hi']:.2f}"
-        txt += f" [{lo}, {hi}]"
-    cens = r["censored"]
-    if cens["left"] or cens["right"]:
-        txt += f" ({cens['right']} seed ratios open above, {cens['left']} open below)"
-    if r["gap"]:
-        ns = sorted(n for n, _ in r["gap"])
-        g = float(np.median([x for _, x in r["gap"]]))
-        txt += (
-            f"; error gap where both were measured: median log10(err A / err B) = {g:.2f} at "
-            f"n = {ns[0]}..{ns[-1]} (per seed the largest n both searches evaluated)"
-        )
-    return txt
-
-
-def _envelope(kind: str, rows: list[dict]) -> dict:
-    """One value and CI for "the claim holds for every row": the worst row's
-    value, and the CI ends that make ``decide`` give the all-rows verdict."""
-    inf = math.inf
-
-    def ends(r):
-        return (
-            -inf if r["lo"] is None else r["lo"],
-            inf if r["hi"] is None else r["hi"],
-        )
-
-    vals = [r["value"] for r in rows]
-    los, his = zip(*(ends(r) for r in rows))
-    if kind == "above":
-        lo, hi = min(los), min(his)
-        value = None if None in vals else min(vals)
-    elif kind == "below":
-        lo, hi = max(los), max(his)
-        value = None if None in vals else max(vals)
-    else:
-        lo, hi = min(los), max(his)
-        value = None if None in vals else max(vals, key=abs)
-    if any(r["no_ci"] for r in rows):
-        return {"value": value, "lo": None, "hi": None, "lo_c": False, "hi_c": False}
-    return {
-        "value": value,
-        "lo": lo if math.isfinite(lo) else None,
-        "hi": hi if math.isfinite(hi) else None,
-        "lo_c": not math.isfinite(lo),
-        "hi_c": not math.isfinite(hi),
-    }
-
-
-def nstar_ratio_growth(p: dict, exp: str) -> Measured:
-    """Q1/Q2 of the dichotomy: how the ratio n*(A) / n*(B) of two predictors
-    grows per level of depth. Each predictor is a search method over seeds
-    (median seed, censoring explicit; ``[method, arch prefix, ridge]`` picks
-    the kernel searches of that ridge, e.g. ``"tuned"``) or ``theory``
-    (eigenlearning, used only where ``theory_valid``). Per seed (when both sides are searches on the
-    same seeds) the log-ratio's slope over resolved depths; the value is the
-    median over seeds of exp(slope), with a distribution-free order-statistic
-    CI for the median (>= MIN_SEEDS_FOR_CI seeds).
-
-    Args:
-        p: the claim's params (``a``, ``b``: ``[method, arch prefix]`` or
-            ``[method, arch prefix, ridge]``; ``eps``, ``family``).
-        exp: the experiment's name.
-
-    Returns:
-        Measured.
-    """
-    eps = p["eps"]
-    a, b = (_growth_side(exp, side, p["family"], eps) for side in (p["a"], p["b"]))
-    common = sorted(set(a) & set(b))
-    resolved = [L for L in common if not a[L]["censored"] and not b[L]["censored"]]
-    data = {
-        "L": common,
-        "a": [a[L]["n_star"] for L in common],
-        "b": [b[L]["n_star"] for L in common],
-        "a_censored": [a[L]["censored"] for L in common],
-        "b_censored": [b[L]["censored"] for L in common],
-    }
-    detail = (
-        f"n*({eps}) of {' '.join(map(str, p['a']))} / {' '.join(map(str, p['b']))} by depth: "
-        + ", ".join(f"L={L}: {_fmt_n(a[L])} / {_fmt_n(b[L])}" for L in common)
-        + f"; {len(resolved)} depth(s) resolved on both sides"
-    )
-    if len(resolved) < 2:
-        return Measured(None, depths=len(resolved), detail=detail, data=data)
-    logr = np.array([math.log(a[L]["n_star"] / b[L]["n_star"]) for L in resolved])
-    # descriptive: the per-level growth of the ratio of the median seeds' n*
-    of_medians = float(math.exp(np.polyfit(resolved, logr, 1)[0]))
-    m = _growth_over_seeds(
-        [a[L]["per_seed"] for L in resolved], [b[L]["per_seed"] for L in resolved], resolved
-    )
-    if m is None:
-        m = Measured(of_medians, detail=" (one side is deterministic theory: no seed-level CI)")
-    m.detail = (
-        detail
-        + m.detail
-        + f"; value: the median seed's per-level growth factor; the ratio of the median "
-        f"seeds' n* grows {of_medians:.2f}x per level"
-    )
-    m.depths, m.data = len(resolved), data
+        outs.append(out)
+        gaps = [g for k in common if (g := _error_gap(a[k][1], b[k][1]))]
+        lines.append(f"A = {_side_label(side)}: {out['detail']}" + "".join(gaps))
+        data["sides"].append({"a": _side_label(side), "rows": out["rows"]})
+    beside = _theory_lines(exp, p, eps, want, a_sides[0]) + _also_lines(exp, p, eps, want, b, key)
+    detail = head + ": " + ("; ".join(lines) or "no search records stored")
+    if beside:
+        detail += "; beside (not in the verdict): " + "; ".join(beside)
+    if not outs:  # nothing paired: 0 usable depths (the depth gate refuses it)
+        zero = 0 if "family" in p else None
+        return Measured(None, detail=detail, depths=0, depths_resolved=zero, depths_bounded=zero)
+    m = _measured(_combine_sides(rule["kind"], outs), detail, data)
+    if "target" in p:  # listed targets, not depths: no depth gate, no depth counts
+        m.depths_resolved = m.depths_bounded = None
+        m.verdict = INCONCLUSIVE if m.verdict == TOO_FEW_DEPTHS else m.verdict
     return m
 
 
-def _growth_side(exp, side, family, eps) -> dict:
-    """{L: {"n_star", "censored", "per_seed"}} of one side of
-    ``nstar_ratio_growth``: a search's median seed (with its seeds), or
-    valid, uncensored theory (no seeds)."""
+def _theory_lines(exp, p, eps, want, side) -> list[str]:
+    """Eigenlearning's n* of A's architecture, beside the verdict."""
+    out = []
+    for cell, res in runner.results(exp, "theory"):
+        th = res.get("n_star", {}).get(str(eps))
+        if th is None or not want(cell["target"]) or cell["arch"] != side.arch:
+            continue
+        ok = "" if th.get("theory_valid", False) else ", outside theory's validity"
+        out.append(
+            f"{cell['target']}: eigenlearning predicts n*({eps}) of NTK regression of "
+            + f"{side.arch} "
+            + (f"> {th['n_max']:.0f}" if th["censored"] else f"{th['n_star']:.0f}")
+            + f" (ridgeless theory, not a measurement{ok})"
+        )
+    return out
+
+
+def _also_lines(exp, p, eps, want, b, key) -> list[str]:
+    """The ``also`` predictors' ratios over B, per depth, beside the verdict."""
+    out = []
+    for side in (Side.parse(s) for s in p.get("also", [])):
+        a = {key(t): r for t, r in selection.searches(exp, side, eps, want).items()}
+        common = sorted(set(a) & set(b))
+        if common:
+            r = intervals.nstar_ratio(
+                {k: a[k]["per_seed"] for k in common},
+                {k: b[k][1]["per_seed"] for k in common},
+                p["rule"],
+            )
+            out.append(f"{_side_label(side)}: {r['detail']}")
+    return out
+
+
+def _error_gap(ra: dict, rb: dict) -> str:
+    """The error gap where both searches were measured: per seed the largest
+    n both evaluated, median log10(err A / err B); '' when none."""
+    ea = {(e["seed"], e["n"]): e["test_mse"] for e in ra.get("evaluations", [])}
+    eb = {(e["seed"], e["n"]): e["test_mse"] for e in rb.get("evaluations", [])}
+    gap = []
+    for s in sorted({s for s, _ in ea} & {s for s, _ in eb}):
+        common = sorted(n for (ss, n) in set(ea) & set(eb) if ss == s)
+        if not common:
+            continue
+        x, y = ea[(s, common[-1])], eb[(s, common[-1])]
+        if math.isfinite(x) and math.isfinite(y):
+            gap.append((common[-1], math.log10(max(x, 1e-12) / max(y, 1e-12))))
+    if not gap:
+        return ""
+    ns = sorted(n for n, _ in gap)
+    g = float(np.median([x for _, x in gap]))
+    return (
+        f"; error gap where both were measured: median log10(err A / err B) = {g:.2f} at "
+        f"n = {ns[0]}..{ns[-1]} (per seed the largest n both searches evaluated)"
+    )
+
+
+def _depth_side(exp, side, family, eps) -> dict:
+    """{L: (target, per-seed n*)} of one predictor on a depth-indexed family:
+    a search's per-seed records, or eigenlearning's n* (``["theory", arch
+    prefix]``, used only where ``theory_valid``; the same for every seed)."""
     if not (isinstance(side, list) and len(side) in (2, 3)):
         raise UsageError(
             f"claim params a/b: {side!r} must be [method, arch prefix] or "
@@ -321,92 +239,148 @@ def _growth_side(exp, side, family, eps) -> dict:
         )
     if side[0] == "theory":
         th = selection.theory_nstar_by_depth(exp, family, side[1], eps)
-        return {
-            L: {"n_star": v["n_star"], "censored": v.get("censored"), "per_seed": None}
-            for L, v in th.items()
-            if v.get("theory_valid", False) and not v.get("censored")
-        }
-    recs = selection.nstar_by_depth(exp, Side.parse(side), family, eps)
-    return {
-        L: {
-            "n_star": r["median"]["n_star"],
-            "censored": r["median"].get("censored"),
-            "per_seed": {s["seed"]: s for s in r["per_seed"]},
-        }
-        for L, r in recs.items()
+        return {L: (None, v) for L, v in th.items() if v.get("theory_valid", False)}
+    recs = selection.searches(exp, Side.parse(side), eps, lambda t: selection.matches(t, family))
+    out = {selection.depth_of(t): (t, r["per_seed"]) for t, r in recs.items()}
+    return dict(sorted(out.items(), key=lambda kv: kv[0]))
+
+
+def _per_seed(side: dict, other: dict) -> dict:
+    """{L: per-seed n*}; a theory side (one dict, no seeds) takes the other
+    side's seeds, the same value for each."""
+    out = {}
+    for L, (t, v) in side.items():
+        if t is not None:
+            out[L] = v
+        elif L in other and other[L][0] is not None:
+            out[L] = dict.fromkeys(intervals.by_seed(other[L][1]), v)
+    return out
+
+
+def _depth_text(side: dict) -> str:
+    return ", ".join(f"L={L}" for L in side) or "none"
+
+
+def nstar_ratio_growth(p: dict, exp: str) -> Measured:
+    """Q1/Q2 of the dichotomy: the per-level growth factor of n*(A) / n*(B),
+    by ``intervals.nstar_ratio_growth``: per seed the least-squares slope
+    over depth of the log ratio ranges over the set its per-depth intervals
+    allow (a censored side makes a depth's ratio a bound); the median over
+    seeds of exp(slope) and its order-statistic CI of interval data. Each
+    predictor is a search (``[method, arch prefix(, ridge)]``) or
+    ``["theory", arch prefix]`` (eigenlearning where ``theory_valid``).
+
+    Args:
+        p: the claim's params (``a``, ``b``, ``eps``, ``family``) with its ``rule``.
+        exp: the experiment's name.
+
+    Returns:
+        Measured (``verdict`` set).
+    """
+    eps = p["eps"]
+    a, b = (_depth_side(exp, side, p["family"], eps) for side in (p["a"], p["b"]))
+    pa, pb = _per_seed(a, b), _per_seed(b, a)
+    out = intervals.nstar_ratio_growth(pa, pb, p["rule"])
+    head = f"n*({eps}) of {' '.join(map(str, p['a']))} / {' '.join(map(str, p['b']))}"
+    detail = f"{head}: A at {_depth_text(a)}, B at {_depth_text(b)}; {out['detail']}"
+    data = {k: out[k] for k in ("depths", "per_seed", "seeds_decided") if k in out}
+    return _measured(out, detail, data)
+
+
+def _fourier_beside(exp: str, kernel: dict, eps) -> tuple[str, dict | None]:
+    """intervals.fourier_fit of the kernel's n* against the Fourier complexity
+    of the same targets, where spectrum cells give it (reported, no verdict)."""
+    spec = {
+        cell["target"]: res.get("complexity", {}).get(FOURIER_COMPLEXITY)
+        for cell, res in runner.results(exp, "spectrum")
     }
-
-
-def _growth_over_seeds(pa, pb, resolved) -> Measured | None:
-    """The median over the seeds both sides share of each seed's growth
-    factor (:func:`_seed_growth`) with its order-statistic CI; None when a
-    side is theory (no seeds). Its ``detail`` lists the seeds' factors."""
-    if not all(x is not None for x in pa + pb):
-        return None
-    common_seeds = sorted(set.intersection(*[set(x) for x in pa + pb]))
-    per_seed = []
-    for s in common_seeds:
-        rows = [(L, x[s], y[s]) for L, x, y in zip(resolved, pa, pb)]
-        per_seed.append(_seed_growth(rows))
-    ci = scaling.median_censored(per_seed)
-    detail = "; per-seed growth factors: " + ", ".join(
-        "censored" if isinstance(v, tuple) else f"{v:.2f}" for v in per_seed
+    F = {L: spec[t] for L, (t, _) in kernel.items() if spec.get(t)}
+    if len(set(F.values())) < 2:
+        return f"; no Fourier fit ({len(F)} depth(s) with a spectrum cell, < 2 distinct)", None
+    try:
+        fit = intervals.fourier_fit({L: kernel[L][1] for L in F}, F)
+    except ValueError as e:  # a seed left with one distinct complexity
+        return f"; no Fourier fit ({e})", None
+    fom = fit["fit_of_medians"]
+    text = (
+        f"; beside (no verdict): kernel n*({eps}) against the Fourier complexity "
+        f"({FOURIER_COMPLEXITY} of the Walsh degree profile: "
+        + ", ".join(f"L={L}: {v:.3g}" for L, v in F.items())
+        + f"): {fit['detail']}"
+        + (
+            f"; fit of the median n*: n* = {fom['c']:.3g} F^{fom['k']:.2f}, R^2 = {fom['r2']:.3f}"
+            if fom
+            else ""
+        )
     )
-    if ci["reason"]:
-        detail += f" (no CI: {ci['reason']})"
-    elif ci["lo"] is None or ci["hi"] is None:
-        detail += " (CI end censored)"
-    seeds = len(common_seeds)
-    return Measured(
-        # the value is the estimand of the CI: the median of the seeds' factors
-        ci["value"] if ci["status"] == "resolved" else None,
-        ci["lo"],
-        ci["hi"],
-        seeds=seeds,
-        ci_method=ci["method"],
-        detail=detail,
-        lo_censored=bool(ci.get("lo_censored")) if seeds else False,
-        hi_censored=bool(ci.get("hi_censored")) if seeds else False,
+    keep = ("value", "lo", "hi", "bound_lo", "bound_hi", "seeds", "fit_of_medians")
+    return text, {"complexity": F, **{k: fit[k] for k in keep}}
+
+
+def nstar_kernel_convexity(p: dict, exp: str) -> Measured:
+    """The kernel half of the dichotomy: the own-architecture NTK's n* grows
+    faster than any fixed power of the number of constituents, read as its
+    per-level factor growing with depth (log n* convex in L): per seed the
+    change per level of the log per-level factor over its interval set
+    (``intervals.kernel_convexity``), reported as the factor by which the
+    per-level factor is multiplied per level; beside it (no verdict) the fit
+    of kernel n* against the target's Fourier complexity where spectrum
+    cells give it.
+
+    Args:
+        p: the claim's params (``a = [method, arch prefix(, ridge)]``: the
+            kernel; ``eps``, ``family``) with its ``rule``.
+        exp: the experiment's name.
+
+    Returns:
+        Measured (``verdict`` set; ``data["fourier_fit"]`` or None).
+
+    References:
+        arXiv 2607.06382 (kernel n* governed by Fourier complexity).
+    """
+    eps = p["eps"]
+    kernel = _depth_side(exp, p["a"], p["family"], eps)
+    out = intervals.kernel_convexity({L: v for L, (_, v) in kernel.items()}, p["rule"])
+    fourier, fit = _fourier_beside(exp, kernel, eps)
+    detail = f"n*({eps}) of {' '.join(map(str, p['a']))} at {_depth_text(kernel)}; "
+    data = {k: out[k] for k in ("depths", "per_seed", "seeds_decided") if k in out}
+    return _measured(out, detail + out["detail"] + fourier, dict(data, fourier_fit=fit))
+
+
+def nstar_net_power(p: dict, exp: str) -> Measured:
+    """The net half of the dichotomy: the trained net's n* grows at most
+    polynomially in the number of constituents C (``constituents.of_target``):
+    per seed the least-squares slope p of log n* on log C over its interval
+    set (``intervals.net_power``), median and CI over seeds. With ``kernel``
+    given, the kernel's Fourier fit is reported beside (no verdict).
+
+    Args:
+        p: the claim's params (``a``: the net side; ``eps``, ``family``;
+            optional ``kernel``: a kernel side) with its ``rule``.
+        exp: the experiment's name.
+
+    Returns:
+        Measured (``verdict`` set; ``data["constituents"]``).
+
+    References:
+        arXiv 2607.06382 (network n* governed by architectural complexity).
+    """
+    eps = p["eps"]
+    net = _depth_side(exp, p["a"], p["family"], eps)
+    if any(t is None for t, _ in net.values()):
+        raise UsageError("claim params: nstar_net_power needs a search side, not theory")
+    C = {L: constituents.of_target(parse_target(t)) for L, (t, _) in net.items()}
+    out = intervals.net_power({L: v for L, (_, v) in net.items()}, C, p["rule"])
+    fourier, fit = "", None
+    if "kernel" in p:
+        fourier, fit = _fourier_beside(exp, _depth_side(exp, p["kernel"], p["family"], eps), eps)
+    detail = (
+        f"n*({eps}) of {' '.join(map(str, p['a']))} against the number of constituents C: "
+        + (", ".join(f"L={L}: C={c}" for L, c in C.items()) or "no depths")
+        + f"; {out['detail']}"
     )
-
-
-def _resolved_targets(rows) -> int:
-    """Targets (depths) whose median seed is resolved on every side (a bound is
-    not a resolved depth)."""
-    by_target = {}
-    for r in rows:
-        by_target.setdefault(r["target"], []).append(r["status"] == "resolved")
-    return sum(all(v) for v in by_target.values())
-
-
-def _seed_growth(rows):
-    """One seed's per-level growth factor of n*(A)/n*(B) over rows (L, a, b):
-    the least-squares slope of the log ratio, exp'd. A censored n* makes its
-    ratio a bound (A beyond n_max or B at the smallest n: a lower bound; the
-    reverse: an upper bound), which moves the slope one way (up when a lower
-    bound sits above the mean depth or an upper bound below it); when every
-    censored row moves it the same way the factor at the bounds is a
-    one-sided bound, otherwise it is unknown."""
-
-    def n(side):
-        return side.get("n_star") or side.get("bound")
-
-    xs = np.array([r[0] for r in rows], float)
-    lr = [math.log(n(a) / n(b)) for _, a, b in rows]
-    g = math.exp(float(np.polyfit(xs, lr, 1)[0]))
-    moves = set()
-    for x, (_, a, b) in zip(xs, rows):
-        ca, cb = a.get("censored"), b.get("censored")
-        if not ca and not cb:
-            continue
-        lower = ca in ("right", None) and cb in ("left", None)  # A above, or B below
-        upper = ca in ("left", None) and cb in ("right", None)
-        if lower == upper:  # both sides censored: the ratio is unknown
-            return (0.0, math.inf)
-        moves.add((x > xs.mean()) == lower)
-    if not moves:
-        return g
-    return (g, math.inf) if moves == {True} else (0.0, g) if moves == {False} else (0.0, math.inf)
+    data = {k: out[k] for k in ("depths", "per_seed", "seeds_decided") if k in out}
+    return _measured(out, detail + fourier, dict(data, constituents=C, fourier_fit=fit))
 
 
 def nstar_scaling(p: dict, exp: str) -> Measured:
@@ -443,7 +417,14 @@ def nstar_scaling(p: dict, exp: str) -> Measured:
     )
     data = {key: xs, "n_star": [recs[x]["median"]["n_star"] for x in xs]}
     if len(resolved) < 2:
-        return Measured(None, depths=len(resolved), detail=detail + "; < 2 resolved", data=data)
+        return Measured(
+            None,
+            depths=len(resolved),
+            detail=detail + "; < 2 resolved",
+            data=data,
+            depths_resolved=len(resolved),
+            depths_bounded=0,
+        )
     t = np.array(resolved, float) if law == "exp" else np.log(np.array(resolved, float))
     seeds = sorted(set.intersection(*[{r["seed"] for r in recs[x]["per_seed"]} for x in resolved]))
     slopes, prefactors = _seed_fits(recs, resolved, t, seeds)
@@ -474,6 +455,8 @@ def nstar_scaling(p: dict, exp: str) -> Measured:
         depths=len(resolved),
         detail=detail,
         data=data,
+        depths_resolved=len(resolved),
+        depths_bounded=0,  # a censored median drops its x value here
         lo_censored=bool(ci.get("lo_censored")),
         hi_censored=bool(ci.get("hi_censored")),
     )

@@ -8,8 +8,12 @@ other side, otherwise inconclusive); ``equivalence`` within +-``margin``
 wholly outside). ``deterministic = true`` decides on the value alone, for
 statistics with no sampling error (theory); otherwise a missing CI (fewer
 than ``scaling.MIN_SEEDS_FOR_CI`` seeds) gives "inconclusive".
-``min_depths = K`` asks for at least K resolved depths ("too few depths").
-A CI end that censoring leaves open (``lo_censored``/``hi_censored``: a
+``min_depths = K`` asks for at least K usable depths, resolved or bounded
+("too few depths"); 0 usable depths never pass. It is declared once per
+statistic (``ntkgap.verdicts.claims.MIN_DEPTHS``), not in the configs.
+A statistic that decides per depth or per n (interval statistics, the
+every-n equivalence) hands its verdict, reached with :func:`rule_verdict`,
+in ``Measured.verdict``. A CI end that censoring leaves open (``lo_censored``/``hi_censored``: a
 sample complexity beyond the largest n searched) counts as -inf/+inf, so
 a bound can still decide on its closed side.
 """
@@ -27,6 +31,9 @@ INCONCLUSIVE, TOO_FEW_DEPTHS = "inconclusive at this profile's scale", "too few 
 VERDICTS = (SUPPORTED, NOT_SUPPORTED, INCONCLUSIVE, TOO_FEW_DEPTHS)
 RULE_KINDS = {"above": ("threshold",), "below": ("threshold",), "equivalence": ("margin",)}
 RULE_OPTIONS = {"deterministic", "min_depths"}
+#: the profile that decides a claim: the configs' grids ("paper" is the issue's
+#: profile between quick and full)
+CLAIM_PROFILES = ("quick", "paper", "full")
 
 
 @dataclass(frozen=True)
@@ -40,6 +47,7 @@ class Claim:
     predictors: tuple
     params: dict = field(default_factory=dict)
     rule: dict = field(default_factory=dict)
+    profile: str = "quick"
 
 
 @dataclass
@@ -61,6 +69,15 @@ class Measured:
     # decides on its other side
     lo_censored: bool = False
     hi_censored: bool = False
+    # depth-indexed statistics: depths whose median is a point / a bound on one side
+    depths_resolved: int | None = None
+    depths_bounded: int | None = None
+    # the statistic's own verdict under the claim's rule (per-depth or per-n
+    # claims, interval statistics); None: ``decide`` decides on value and CI
+    verdict: str | None = None
+    # the one-sided p-value of "supported" where the statistic has one (sign
+    # test over seeds, TOST); None otherwise
+    p_value: float | None = None
 
 
 def check_rule(rule, tag: str) -> None:
@@ -114,10 +131,39 @@ def rule_text(rule: dict) -> str:
         )
     s += ", otherwise inconclusive"
     if rule.get("min_depths"):
-        s += f"; needs >= {rule['min_depths']} resolved depths"
+        s += f"; needs >= {rule['min_depths']} usable (resolved or bounded) depths"
     if not rule.get("deterministic"):
         s += f"; no CI (fewer than {scaling.MIN_SEEDS_FOR_CI} seeds) is inconclusive"
     return s
+
+
+def rule_verdict(rule: dict, lo, hi) -> str:
+    """The verdict of a rule on one interval (a CI, or one seed's set).
+
+    Args:
+        rule: ``{"kind": "above" | "below", "threshold": t}`` or
+            ``{"kind": "equivalence", "margin": m}`` (other keys ignored).
+        lo: the lower end (-inf when open; None when there is no CI).
+        hi: the upper end (inf when open; None when there is no CI).
+
+    Returns:
+        SUPPORTED, NOT_SUPPORTED or INCONCLUSIVE (also when lo or hi is None).
+    """
+    if lo is None or hi is None:
+        return INCONCLUSIVE
+    kind = rule["kind"]
+    if kind == "above":
+        t = rule["threshold"]
+        return SUPPORTED if lo > t else NOT_SUPPORTED if hi <= t else INCONCLUSIVE
+    if kind == "below":
+        t = rule["threshold"]
+        return SUPPORTED if hi < t else NOT_SUPPORTED if lo >= t else INCONCLUSIVE
+    if kind != "equivalence":
+        raise ValueError(f"rule kind {kind!r}: must be one of {', '.join(RULE_KINDS)}")
+    mg = rule["margin"]
+    if -mg < lo and hi < mg:
+        return SUPPORTED
+    return NOT_SUPPORTED if lo >= mg or hi <= -mg else INCONCLUSIVE
 
 
 def decide(rule: dict, m: Measured) -> str:
@@ -125,31 +171,21 @@ def decide(rule: dict, m: Measured) -> str:
 
     Args:
         rule: a claim's rule table.
-        m: the measured statistic (value and CI).
+        m: the measured statistic (value and CI, or its own verdict).
 
     Returns:
         str: SUPPORTED, NOT_SUPPORTED, INCONCLUSIVE or TOO_FEW_DEPTHS.
     """
-    if rule.get("min_depths") and m.depths and m.depths < rule["min_depths"]:
+    if m.verdict is not None:
+        return m.verdict
+    # the gate holds at 0 usable depths too (a statistic with no depth never passes)
+    if rule.get("min_depths") and (m.depths or 0) < rule["min_depths"]:
         return TOO_FEW_DEPTHS
     unknown = m.value is None or (isinstance(m.value, float) and not math.isfinite(m.value))
     if unknown and (rule.get("deterministic") or not (m.lo_censored or m.hi_censored)):
         return INCONCLUSIVE  # a censored median still decides by its CI's closed end
     if rule.get("deterministic"):
-        lo = hi = m.value
-    else:
-        lo = -math.inf if m.lo is None and m.lo_censored else m.lo
-        hi = math.inf if m.hi is None and m.hi_censored else m.hi
-        if lo is None or hi is None:
-            return INCONCLUSIVE
-    k = rule["kind"]
-    if k == "above":
-        t = rule["threshold"]
-        return SUPPORTED if lo > t else NOT_SUPPORTED if hi <= t else INCONCLUSIVE
-    if k == "below":
-        t = rule["threshold"]
-        return SUPPORTED if hi < t else NOT_SUPPORTED if lo >= t else INCONCLUSIVE
-    mg = rule["margin"]
-    if -mg < lo and hi < mg:
-        return SUPPORTED
-    return NOT_SUPPORTED if lo >= mg or hi <= -mg else INCONCLUSIVE
+        return rule_verdict(rule, m.value, m.value)
+    lo = -math.inf if m.lo is None and m.lo_censored else m.lo
+    hi = math.inf if m.hi is None and m.hi_censored else m.hi
+    return rule_verdict(rule, lo, hi)
