@@ -271,7 +271,7 @@ def family_wise(evaluated: list[dict], *, alpha: float = 0.05, level: float = 0.
         f"{len(evaluated)} claims evaluated, {len(decided)} decided "
         f"({len(supported)} supported, {len(decided) - len(supported)} not supported). "
         f"Each CI errs on its claimed side with probability <= (1 - coverage) / 2; over the "
-        f"{len(random_ones)} claims decided on sampled data the chance of at least one false "
+        f"{len(random_ones)} claims judged on sampled data (a CI) the chance of at least one false "
         f'"supported" is at most {bound:.2f} (Bonferroni). Holm over the {k} claims with a '
         f"one-sided p-value at family-wise level {alpha:g}: "
         + (

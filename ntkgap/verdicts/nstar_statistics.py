@@ -284,7 +284,29 @@ def nstar_ratio_growth(p: dict, exp: str) -> Measured:
     head = f"n*({eps}) of {' '.join(map(str, p['a']))} / {' '.join(map(str, p['b']))}"
     detail = f"{head}: A at {_depth_text(a)}, B at {_depth_text(b)}; {out['detail']}"
     data = {k: out[k] for k in ("depths", "per_seed", "seeds_decided") if k in out}
+    common = sorted(set(pa) & set(pb))
+    meds = {side: [_median_n(x[L]) for L in common] for side, x in (("a", pa), ("b", pb))}
+    data.update(
+        L=common,
+        **{k: [m[0] for m in v] for k, v in meds.items()},
+        **{f"{k}_censored": [m[1] for m in v] for k, v in meds.items()},
+    )
     return _measured(out, detail, data)
+
+
+def _median_n(per_seed) -> tuple[float | None, str | None]:
+    """The median seed's n* at one depth and how it is censored: (n*, None)
+    when a point, (bound, "right") above n_max, (bound, "left") at n_min,
+    (None, "unknown") when the median interval is open both ways."""
+    items = list(intervals.by_seed(per_seed).values())
+    lo, hi = intervals.median_ci(
+        [intervals.log_interval(v) for v in items], min_seeds=len(items) + 1
+    )["median"]
+    if lo == hi:
+        return math.exp(lo), None
+    if math.isfinite(lo):
+        return math.exp(lo), "right"
+    return (math.exp(hi), "left") if math.isfinite(hi) else (None, "unknown")
 
 
 def _fourier_beside(exp: str, kernel: dict, eps) -> tuple[str, dict | None]:
