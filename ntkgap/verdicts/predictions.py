@@ -1,0 +1,614 @@
+"""Predicting n* before measuring it, and scoring the prediction (E10).
+
+Kernel side: eigenlearning's n*(eps) of the architecture's own NTK
+(``kernels.theory.nstar``), flagged where the theory is not valid.
+
+Net side: the architectural-complexity law n* = c C^p, C the number of
+constituents (``targets.constituents.of_target``), fitted by least squares
+of log n* on log C over the stored ``net_search`` medians of *other*
+families. A stored median is a point when resolved and a bound when
+censored (its interval from ``intervals.median_ci``). Bounds enter as
+one-sided squared hinges: a lower bound b adds max(0, b - f(x))^2 to the
+sum of squares, an upper bound max(0, f(x) - b)^2, so a bound costs
+nothing when the fit is on its side and pulls like a point when it is
+not (convex; solved from the ordinary fit of the points). The prediction
+interval is the t-based prediction interval of that log-linear
+regression: log n*_0 +- t_{m-2, (1+level)/2} s sqrt(1 + 1/m + (x_0 -
+xbar)^2 / Sxx), with m the resolved points, s^2 = RSS / (m - 2) (RSS with
+the bounds' hinge terms) and xbar, Sxx over the points. Fewer than
+``MIN_POINTS`` resolved points or a single C: refused in one line.
+
+Groups: a measurement's group is its target family (``selection.family_of``)
+with the architecture less its depth (activation, bias, modification). The
+law of ``predict`` excludes every measurement of the target's own family;
+E10's leave-one-out excludes the held-out group only.
+
+Scoring: a censored measurement is an interval; |log10(pred / measured)|
+is then the interval of distances from the prediction to it (0 at the near
+end when the prediction lies inside the bound), and a prediction interval
+covers it when the two intersect.
+
+References:
+    Dichotomy of kernels and networks on compositional targets (arXiv
+    2607.06382); Simon, Dickens, Karkada & DeWeese, "The Eigenlearning
+    Framework" (arXiv 2110.03922); Draper & Smith, Applied Regression
+    Analysis (3rd ed., 1998), sec. 3.1 (prediction interval of a new
+    observation); Clopper & Pearson, Biometrika 26 (1934) 404-413.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import math
+import os
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize, stats
+
+from ntkgap._infra import config
+from ntkgap._infra.files import atomic_write, dumps
+from ntkgap.errors import UsageError
+from ntkgap.runs import store
+from ntkgap.targets import constituents, parse_target
+from ntkgap.verdicts import intervals, rules, selection
+
+INF = math.inf
+LN10 = math.log(10.0)
+#: the stored results E10 and ``predict`` fit on
+SOURCES = ("e4_trees", "e8_universality", "e9_rhm")
+NET_METHOD, KERNEL_METHOD = "net_search", "ntk_search"
+LAW_FORM = "n* = c * C^p"
+#: resolved points the law needs (two parameters and one degree of freedom)
+MIN_POINTS = 3
+PI_LEVEL = 0.95
+PREDICTIONS = "predictions"
+
+
+@dataclass(frozen=True)
+class Point:
+    """One (group, depth): natural-log intervals of the medians over seeds of
+    the stored net and own-kernel n* (None where not stored), C, and the
+    storage keys of the cells behind them."""
+
+    group: str
+    family: str
+    experiment: str
+    target: str
+    arch: str
+    C: int
+    net: tuple | None
+    kernel: tuple | None
+    keys: tuple
+
+
+def arch_variant(arch: str) -> str:
+    """An architecture spec less its depth ``L`` (the group's architecture).
+
+    Args:
+        arch: an arch spec, e.g. ``tree:act=relu,arity=2,L=3``.
+
+    Returns:
+        str, e.g. ``tree:act=relu,arity=2``.
+    """
+    name, _, rest = arch.partition(":")
+    keep = [kv for kv in rest.split(",") if kv and not kv.startswith("L=")]
+    return f"{name}:{','.join(keep)}" if keep else name
+
+
+def median_log(record: dict) -> tuple:
+    """The natural-log interval of a search record's median over seeds.
+
+    Args:
+        record: a search result (``per_seed`` with status resolved/left/right).
+
+    Returns:
+        (lo, hi): a point when resolved, half-open when censored.
+    """
+    sets = [intervals.log_interval(s) for s in record["per_seed"]]
+    return tuple(intervals.median_ci(sets, min_seeds=INF)["median"])
+
+
+def _searches(experiment, method, eps, profile):
+    """{(target, arch): (cell, result)} of one search method at eps, ridgeless."""
+    out = {}
+    for cell, res in store.results(experiment, method, profile=profile):
+        if selection.at(cell, eps) and selection.family_of(cell["target"]) is not None:
+            out[(cell["target"], cell["arch"])] = (cell, res)
+    return out
+
+
+def collect(sources=SOURCES, eps: float = 0.1, *, profile: str | None = None) -> list[Point]:
+    """Every stored (group, depth) with a net search at ``eps``.
+
+    Args:
+        sources: experiment names whose stored results are read.
+        eps: the error level of the searches.
+        profile: as ``store.results``.
+
+    Returns:
+        list of Point, in source and storage order.
+    """
+    points = []
+    for exp in sources:
+        kern = _searches(exp, KERNEL_METHOD, eps, profile)
+        for (target, arch), (cell, res) in _searches(exp, NET_METHOD, eps, profile).items():
+            fam = selection.family_label(selection.family_of(target))
+            k = kern.get((target, arch))
+            keys = (store.cell_key(cell),) + ((store.cell_key(k[0]),) if k else ())
+            points.append(
+                Point(
+                    f"{fam} | {arch_variant(arch)}",
+                    fam,
+                    exp,
+                    target,
+                    arch,
+                    constituents.of_target(parse_target(target)),
+                    median_log(res),
+                    median_log(k[1]) if k else None,
+                    keys,
+                )
+            )
+    return points
+
+
+def _hinge_fit(x, y, lows, highs):
+    """(log c, p) minimising the squares of the points' residuals plus the
+    bounds' one-sided hinges, started from the points' ordinary fit."""
+    p0, c0 = np.polyfit(x, y, 1)
+
+    def resid(theta):
+        c, p = theta
+        r = [y - (c + p * x)]
+        if len(lows):
+            r.append(np.maximum(0.0, lows[:, 1] - (c + p * lows[:, 0])))
+        if len(highs):
+            r.append(np.maximum(0.0, (c + p * highs[:, 0]) - highs[:, 1]))
+        return np.concatenate(r)
+
+    sol = optimize.least_squares(resid, [c0, p0], method="trf", xtol=1e-12, ftol=1e-12)
+    return float(sol.x[0]), float(sol.x[1]), float(np.sum(resid(sol.x) ** 2))
+
+
+def fit_law(points) -> dict:
+    """The law n* = c C^p on the points' stored net medians (see the module
+    docstring for the bounds and the prediction interval).
+
+    Args:
+        points: Points (those with ``net`` None are skipped).
+
+    Returns:
+        dict with ``form``, ``c``, ``p``, ``log_c``, ``s`` (residual sd, log
+        scale), ``dof``, ``m`` (resolved points), ``bounds`` (censored
+        medians used as bounds), ``xbar``, ``sxx``, ``families`` and
+        ``groups`` (fitted on), ``keys`` (the cells fitted on), ``method``.
+
+    References:
+        Draper & Smith, Applied Regression Analysis (3rd ed., 1998), sec. 3.1.
+    """
+    pts, lows, highs, used = [], [], [], []
+    for pt in points:
+        if pt.net is None or pt.net == (-INF, INF):
+            continue
+        lo, hi = pt.net
+        x = math.log(pt.C)
+        (pts if lo == hi else lows if hi == INF else highs).append((x, lo if hi == INF else hi))
+        used.append(pt)
+    xs = np.array([x for x, _ in pts])
+    if len(pts) < MIN_POINTS or len(set(xs.tolist())) < 2:
+        raise UsageError(
+            f"predict: nothing to fit on ({len(pts)} resolved net n* of other families at "
+            f"{len(set(xs.tolist()))} distinct constituent counts; need {MIN_POINTS} and 2)"
+        )
+    ys = np.array([y for _, y in pts])
+    log_c, p, rss = _hinge_fit(
+        xs, ys, np.array(lows).reshape(-1, 2), np.array(highs).reshape(-1, 2)
+    )
+    dof = len(pts) - 2
+    return {
+        "form": LAW_FORM,
+        "c": math.exp(log_c),
+        "p": p,
+        "log_c": log_c,
+        "s": math.sqrt(rss / dof),
+        "dof": dof,
+        "m": len(pts),
+        "bounds": len(lows) + len(highs),
+        "xbar": float(xs.mean()),
+        "sxx": float(np.sum((xs - xs.mean()) ** 2)),
+        "families": sorted({pt.family for pt in used}),
+        "groups": sorted({pt.group for pt in used}),
+        "keys": sorted({k for pt in used for k in pt.keys[:1]}),
+        "method": "least squares of log n* on log C, censored medians as one-sided hinge "
+        f"bounds; t-based {PI_LEVEL:g} prediction interval of the log-linear regression",
+    }
+
+
+def law_predict(law: dict, C: int, level: float = PI_LEVEL) -> dict:
+    """The law's n* at C with its prediction interval.
+
+    Args:
+        law: from ``fit_law``.
+        C: the number of constituents.
+        level: the interval's nominal coverage.
+
+    Returns:
+        dict with ``n_star`` and ``interval`` ([lo, hi], natural scale).
+    """
+    x0 = math.log(C)
+    y0 = law["log_c"] + law["p"] * x0
+    t = float(stats.t.ppf(0.5 + level / 2.0, law["dof"]))
+    half = t * law["s"] * math.sqrt(1.0 + 1.0 / law["m"] + (x0 - law["xbar"]) ** 2 / law["sxx"])
+    return {"n_star": math.exp(y0), "interval": [math.exp(y0 - half), math.exp(y0 + half)]}
+
+
+def kernel_theory(target: str, arch: str, eps: float) -> dict:
+    """Eigenlearning's n*(eps) of the architecture's own NTK.
+
+    Args:
+        target: a target spec.
+        arch: an architecture spec.
+        eps: the relative test MSE.
+
+    Returns:
+        dict with ``n_star`` (``n_max`` when censored), ``censored`` and
+        ``theory_valid``.
+
+    References:
+        Simon, Dickens, Karkada & DeWeese, arXiv 2110.03922.
+    """
+    # here: the spectra load JAX, which ``import ntkgap`` and the claims must not
+    from ntkgap.kernels import theory
+    from ntkgap.nets.arch import parse_arch
+
+    a, t = parse_arch(arch), parse_target(target)
+    a.check_domain(t.domain)
+    sp, _ = theory.spectrum(a, t)
+    r = theory.nstar(sp, eps, a, t.domain)
+    n = r["n_max"] if r["censored"] else r["n_star"]
+    return {"n_star": float(n), "censored": bool(r["censored"]), "theory_valid": r["theory_valid"]}
+
+
+def combine(kernel: dict, net: dict, law: dict) -> dict:
+    """The contract's fields from a kernel prediction and a law prediction.
+
+    Args:
+        kernel: ``kernel_theory``'s dict.
+        net: ``law_predict``'s dict.
+        law: the fitted law.
+
+    Returns:
+        dict with ``kernel_n_star``, ``kernel_censored``,
+        ``kernel_theory_valid``, ``net_n_star``, ``net_interval``, ``ratio``
+        (kernel / net), ``ratio_interval`` (open above when the kernel is
+        censored), ``winner`` ("net" when ratio > 1, else "kernel"),
+        ``winner_decided`` (the ratio interval excludes 1) and ``law``.
+    """
+    k, (lo, hi) = kernel["n_star"], net["interval"]
+    r_iv = [k / hi, INF if kernel["censored"] else k / lo]
+    ratio = k / net["n_star"]
+    return {
+        "kernel_n_star": k,
+        "kernel_censored": kernel["censored"],
+        "kernel_theory_valid": kernel["theory_valid"],
+        "net_n_star": net["n_star"],
+        "net_interval": [lo, hi],
+        "winner": "net" if ratio > 1 else "kernel",
+        "winner_decided": r_iv[0] > 1 or r_iv[1] < 1,
+        "ratio": ratio,
+        "ratio_interval": r_iv,
+        "law": {key: law[key] for key in ("form", "c", "p", "s", "dof", "families", "method")},
+    }
+
+
+def predict(
+    target: str,
+    arch: str,
+    eps: float = 0.1,
+    *,
+    sources=SOURCES,
+    profile: str | None = None,
+    seal: bool = True,
+    kernel_fn=kernel_theory,
+) -> dict:
+    """Predict the kernel's and the trained net's n*(eps) before training.
+
+    The law is fitted on the stored net searches at ``eps`` of every family
+    but the target's own. When no stored net search of the target's family
+    exists, the prediction is sealed (``seal_prediction``) before anything
+    is measured.
+
+    Args:
+        target: a target spec (a DAG file too).
+        arch: the architecture spec (the kernel is its own NTK).
+        eps: the relative test MSE.
+        sources: the experiments whose stored results are fitted on.
+        profile: as ``store.results``.
+        seal: whether to seal a prediction for an unmeasured family.
+        kernel_fn: (target, arch, eps) -> ``kernel_theory``'s dict.
+
+    Returns:
+        ``combine``'s dict plus ``target``, ``arch``, ``eps``, ``C``,
+        ``measured`` (whether the family has stored net n*) and ``sealed``
+        (the file written, or None).
+    """
+    fam = selection.family_of(target)
+    own = selection.family_label(fam) if fam else None
+    points = collect(sources, eps, profile=profile)
+    others = [pt for pt in points if pt.family != own and pt.target != target]
+    law = fit_law(others)
+    C = constituents.of_target(parse_target(target))
+    out = combine(kernel_fn(target, arch, eps), law_predict(law, C), law)
+    out.update(target=target, arch=arch, eps=eps, C=C, sealed=None)
+    out["measured"] = len(others) < len(points)
+    if seal and not out["measured"]:
+        out["sealed"] = seal_prediction(out, law["keys"])
+    return out
+
+
+def prediction_path(target: str, arch: str, eps: float, root: str | None = None) -> str:
+    """The sealed prediction's file: ``results/predictions/<hash>.json``.
+
+    Args:
+        target: the target spec.
+        arch: the architecture spec.
+        eps: the error level.
+        root: the results folder (default ``config.results_dir()``).
+
+    Returns:
+        str path; the hash is of {target, arch, eps}.
+    """
+    key = json.dumps({"target": target, "arch": arch, "eps": eps}, sort_keys=True)
+    name = hashlib.sha256(key.encode()).hexdigest()[:20] + ".json"
+    return os.path.join(root or config.results_dir(), PREDICTIONS, name)
+
+
+def seal_prediction(prediction: dict, fitted_on, root: str | None = None) -> str:
+    """Writes a prediction once, before its measurement; never overwrites.
+
+    Args:
+        prediction: ``predict``'s dict (inputs, law, numbers).
+        fitted_on: the storage keys of the results the law was fitted on.
+        root: the results folder (default ``config.results_dir()``).
+
+    Returns:
+        str, the file written.
+    """
+    path = prediction_path(prediction["target"], prediction["arch"], prediction["eps"], root)
+    if os.path.exists(path):
+        raise UsageError(f"predict: {path} is sealed already; a prediction is never overwritten")
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    body = {k: v for k, v in prediction.items() if k != "sealed"}
+    atomic_write(path, dumps({"prediction": body, "fitted_on": sorted(fitted_on)}, indent=1))
+    return path
+
+
+def distance(pred: float, iv) -> tuple:
+    """|log10(pred / measured)| over a measured natural-log interval.
+
+    Args:
+        pred: the predicted n* (> 0).
+        iv: (lo, hi) of log measured n* (-inf / inf open).
+
+    Returns:
+        (near, far) in log10: near is 0 when pred lies inside the interval.
+    """
+    y, (lo, hi) = math.log(pred), iv
+    near = 0.0 if lo <= y <= hi else min(abs(y - lo), abs(y - hi))
+    return near / LN10, max(abs(y - lo), abs(y - hi)) / LN10
+
+
+def covers(interval, iv) -> bool:
+    """Whether a prediction interval is consistent with a measured interval.
+
+    Args:
+        interval: [lo, hi] natural scale.
+        iv: (lo, hi) of log measured n*.
+
+    Returns:
+        bool: the two intersect (a point: it lies inside).
+    """
+    a, b = math.log(interval[0]), math.log(interval[1])
+    return a <= iv[1] and iv[0] <= b
+
+
+def score(path: str, record: dict) -> dict:
+    """Scores a sealed prediction against a later net search.
+
+    Args:
+        path: the sealed file (``seal_prediction``).
+        record: the net search's stored result (``per_seed``).
+
+    Returns:
+        dict with ``measured`` (log-median interval as [lo, hi] n*),
+        ``error_log10`` ([near, far] of |log10(pred / measured)|),
+        ``consistent`` (the point prediction lies inside the measured
+        interval) and ``covered`` (the prediction interval meets it).
+    """
+    sealed = store.load_result(path)
+    if sealed is None:
+        raise UsageError(f"score: no sealed prediction at {path}")
+    pred, iv = sealed["prediction"], median_log(record)
+    near, far = distance(pred["net_n_star"], iv)
+    return {
+        "measured": [math.exp(iv[0]), math.exp(iv[1])],
+        "error_log10": [near, far],
+        "consistent": near == 0.0,
+        "covered": covers(pred["net_interval"], iv),
+    }
+
+
+def _measured_winner(pt: Point) -> str | None:
+    """'net' / 'kernel' where the stored medians' ratio interval excludes 1."""
+    (klo, khi), (nlo, nhi) = pt.kernel, pt.net
+    lo, hi = klo - nhi, khi - nlo
+    return "net" if lo > 0 else "kernel" if hi < 0 else None
+
+
+def leave_one_out(points, eps: float, kernel_fn=kernel_theory, fit=None) -> list[dict]:
+    """Each group held out in turn: the law fitted on the other groups'
+    points only, the held-out group's depths predicted and compared.
+
+    Args:
+        points: ``collect``'s Points.
+        eps: the error level (for the kernel theory).
+        kernel_fn: (target, arch, eps) -> ``kernel_theory``'s dict.
+        fit: the law fitter (default ``fit_law``; a test may watch it).
+
+    Returns:
+        list of rows, one per predicted point: ``group``, ``family``,
+        ``target``, ``arch``, ``C``, ``net`` / ``kernel`` (measured log
+        intervals, kernel None where not stored), ``net_pred``,
+        ``net_interval``, ``kernel_pred``, ``kernel_valid``,
+        ``winner_pred``, ``winner_measured``. A group whose law is refused
+        (too few points elsewhere) has no row.
+    """
+    fit = fit or fit_law
+    rows = []
+    for g in sorted({pt.group for pt in points}):
+        try:
+            law = fit([pt for pt in points if pt.group != g])
+        except UsageError:
+            continue
+        for pt in (p for p in points if p.group == g):
+            net = law_predict(law, pt.C)
+            row = {
+                "group": g,
+                "family": pt.family,
+                "target": pt.target,
+                "arch": pt.arch,
+                "C": pt.C,
+                "net": pt.net,
+                "kernel": pt.kernel,
+                "net_pred": net["n_star"],
+                "net_interval": net["interval"],
+                "kernel_pred": None,
+                "kernel_valid": None,
+                "winner_pred": None,
+                "winner_measured": None,
+            }
+            if pt.kernel is not None:
+                kern = kernel_fn(pt.target, pt.arch, eps)
+                both = combine(kern, net, law)
+                row.update(kernel_pred=kern["n_star"], kernel_valid=kern["theory_valid"])
+                row.update(winner_pred=both["winner"], winner_measured=_measured_winner(pt))
+            rows.append(row)
+    return rows
+
+
+@functools.lru_cache(maxsize=8)
+def _e10_rows(sources: tuple, eps: float, profile: str | None) -> tuple:
+    """E10's leave-one-out rows from the stored results (computed once for
+    the four claims)."""
+    return tuple(leave_one_out(collect(sources, eps, profile=profile), eps))
+
+
+def _rows(params: dict) -> list[dict]:
+    return list(_e10_rows(tuple(params.get("sources", SOURCES)), params["eps"], config.profile()))
+
+
+def _median_claim(name: str, sets: list, rule: dict) -> rules.Measured:
+    """Median and order-statistic CI of per-point log10 distance intervals."""
+    if not sets:
+        return rules.Measured(None, detail=f"{name}: no scored point", verdict=rules.INCONCLUSIVE)
+    ci = intervals.median_ci(sets)
+    lo, hi = ci["median"]
+    verdict = rules.rule_verdict(rule, ci["lo"], ci["hi"])
+    return rules.Measured(
+        lo if lo == hi else None,
+        None if ci["lo"] in (None, -INF) else ci["lo"],
+        None if ci["hi"] in (None, INF) else ci["hi"],
+        seeds=len(sets),
+        ci_method=ci["method"],
+        detail=f"{name}: median in [{lo:.3g}, {hi:.3g}] over {len(sets)} (family, depth) points"
+        + (f" ({ci['reason']})" if ci["reason"] else ""),
+        hi_censored=ci["hi"] == INF,
+        verdict=verdict,
+        data={"sets": sets},
+    )
+
+
+def e10_kernel(params: dict, experiment: str) -> rules.Measured:
+    """E10-kernel: median |log10(theory n* / measured kernel n*)| where the
+    theory is valid (``params``: ``eps``, ``sources``, ``rule``).
+
+    Args:
+        params: the claim's params.
+        experiment: unused (E10 reads ``sources``).
+
+    Returns:
+        Measured.
+    """
+    rows = [r for r in _rows(params) if r["kernel"] is not None and r["kernel_valid"]]
+    sets = [distance(r["kernel_pred"], r["kernel"]) for r in rows]
+    return _median_claim("|log10 kernel pred/measured|", sets, params["rule"])
+
+
+def e10_net(params: dict, experiment: str) -> rules.Measured:
+    """E10-net: median |log10(law n* / measured net n*)|, held-out law.
+
+    Args:
+        params: the claim's params (``eps``, ``sources``, ``rule``).
+        experiment: unused.
+
+    Returns:
+        Measured.
+    """
+    sets = [distance(r["net_pred"], r["net"]) for r in _rows(params)]
+    return _median_claim("|log10 net pred/measured|", sets, params["rule"])
+
+
+def _binomial(name, k: float, m: int, rule: dict, shift: float = 0.0) -> rules.Measured:
+    """A proportion k/m with its Clopper-Pearson interval (minus ``shift``)."""
+    if m == 0:
+        return rules.Measured(None, detail=f"{name}: nothing scored", verdict=rules.INCONCLUSIVE)
+    lo = 0.0 if k <= 0 else float(stats.beta.ppf(0.025, k, m - k + 1))
+    hi = 1.0 if k >= m else float(stats.beta.ppf(0.975, k + 1, m - k))
+    val, lo, hi = k / m - shift, lo - shift, hi - shift
+    return rules.Measured(
+        val,
+        lo,
+        hi,
+        seeds=m,
+        ci_method="Clopper-Pearson 0.95 (exact binomial)",
+        detail=f"{name}: {k:g} of {m}",
+        verdict=rules.rule_verdict(rule, lo, hi),
+    )
+
+
+def e10_winner(params: dict, experiment: str) -> rules.Measured:
+    """E10-winner: the fraction of (family, depth) points whose measured
+    winner (medians' ratio interval excludes 1) was predicted right.
+
+    Args:
+        params: the claim's params (``eps``, ``sources``, ``rule``).
+        experiment: unused.
+
+    Returns:
+        Measured (value the fraction, Clopper-Pearson CI).
+    """
+    rows = [r for r in _rows(params) if r["winner_measured"] is not None]
+    k = sum(r["winner_pred"] == r["winner_measured"] for r in rows)
+    return _binomial("winner predicted right", k, len(rows), params["rule"])
+
+
+def e10_coverage(params: dict, experiment: str) -> rules.Measured:
+    """E10-coverage: prediction-interval coverage minus its nominal level,
+    counted per family (each group's share of covered depths, summed over
+    groups, over the number of groups: depths of one family are correlated).
+
+    Args:
+        params: the claim's params (``eps``, ``sources``, ``rule``).
+        experiment: unused.
+
+    Returns:
+        Measured (value coverage - nominal; Clopper-Pearson CI on the
+        per-family count).
+    """
+    by_group: dict = {}
+    for r in _rows(params):
+        by_group.setdefault(r["group"], []).append(covers(r["net_interval"], r["net"]))
+    k = sum(sum(v) / len(v) for v in by_group.values())
+    return _binomial("families' coverage", k, len(by_group), params["rule"], shift=PI_LEVEL)

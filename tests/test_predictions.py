@@ -1,0 +1,180 @@
+"""Predictions (E10): the planted law recovered, leave-one-out blind to the
+held-out group, refusal, sealed files and censored scoring, on planted
+stores written with the store's own save."""
+
+import math
+
+import numpy as np
+import pytest
+
+from ntkgap.errors import UsageError
+from ntkgap.runs import store
+from ntkgap.verdicts import predictions as P
+from ntkgap.verdicts import selection
+
+NODES = ("parity", "tanh", "random")
+DEPTHS = (2, 3, 4)
+C_OF = {2: 3, 3: 7, 4: 15}  # internal nodes of binary trees, (2^L - 1)
+
+
+def _target(node, L):
+    return f"tree:d=40,L={L},arity=2,node={node}"
+
+
+def _per_seed(value, status="resolved"):
+    """Eight seeds whose median is ``value`` (resolved) or all censored."""
+    if status == "resolved":
+        vals = [value * f for f in (0.8, 0.9, 0.95, 1.0, 1.0, 1.05, 1.1, 1.2)]
+        return [{"seed": s, "status": "resolved", "n_star": v} for s, v in enumerate(vals)]
+    return [{"seed": s, "status": status, "bound": value, "n_star": None} for s in range(8)]
+
+
+def _cell(method, node, L, eps=0.1):
+    return {
+        "method": method,
+        "target": _target(node, L),
+        "arch": f"tree:arity=2,L={L}",
+        "eps": eps,
+        "seeds": list(range(8)),
+        "n_min": 8,
+        "n_max": 4096,
+        **({"width": 64} if method == "net_search" else {}),
+    }
+
+
+def _plant(root, c=5.0, p=0.8, nodes=NODES, kernel=None):
+    """Net n* = c C^p per (node, L) in experiment e4_trees; kernel n* planted."""
+    (root / "e4_trees").mkdir(exist_ok=True)
+    for node in nodes:
+        for L in DEPTHS:
+            net = {"per_seed": _per_seed(c * C_OF[L] ** p)}
+            store.save("e4_trees", _cell("net_search", node, L), net, str(root))
+            if kernel:
+                rec = {"per_seed": _per_seed(kernel(L))}
+                store.save("e4_trees", _cell("ntk_search", node, L), rec, str(root))
+
+
+@pytest.fixture
+def root(tmp_path, monkeypatch):
+    monkeypatch.setenv("NTKGAP_RESULTS", str(tmp_path))
+    monkeypatch.delenv("NTKGAP_PROFILE", raising=False)
+    return tmp_path
+
+
+def _fake_kernel(target, arch, eps):
+    L = int(target.split("L=")[1].split(",")[0])
+    return {"n_star": 10.0 * 4.0**L, "censored": False, "theory_valid": True}
+
+
+def _pt(C, y, group="g"):
+    return P.Point(group, group, "e", "t", "a", C, y, None, ("k",))
+
+
+@pytest.mark.parametrize("c,p", [(5.0, 0.8), (0.3, 2.0), (40.0, 1.3)])
+def test_fit_recovers_planted_law(c, p):
+    Cs = [3, 7, 15, 31]
+    law = P.fit_law([_pt(C, (math.log(c * C**p),) * 2) for C in Cs])
+    assert law["p"] == pytest.approx(p, abs=1e-8)
+    assert law["c"] == pytest.approx(c, rel=1e-8)
+    assert law["s"] == pytest.approx(0.0, abs=1e-6)
+
+
+def test_prediction_interval_matches_textbook():
+    rng = np.random.default_rng(0)
+    Cs = np.array([3, 5, 7, 15, 31, 63])
+    y = np.log(2.0) + 1.1 * np.log(Cs) + rng.normal(0, 0.3, Cs.size)
+    law = P.fit_law([_pt(int(C), (v, v)) for C, v in zip(Cs, y)])
+    x = np.log(Cs)
+    A = np.vstack([np.ones_like(x), x]).T
+    beta, rss, *_ = np.linalg.lstsq(A, y, rcond=None)
+    s2 = rss[0] / (len(x) - 2)
+    x0 = math.log(20)
+    cov = s2 * (1 + np.array([1, x0]) @ np.linalg.inv(A.T @ A) @ np.array([1, x0]))
+    from scipy import stats
+
+    half = stats.t.ppf(0.975, len(x) - 2) * math.sqrt(cov)
+    yhat = beta[0] + beta[1] * x0
+    out = P.law_predict(law, 20)
+    assert math.log(out["n_star"]) == pytest.approx(yhat, abs=1e-7)
+    assert [math.log(v) for v in out["interval"]] == pytest.approx([yhat - half, yhat + half])
+
+
+@pytest.mark.parametrize("bound,moves", [(math.log(5.0), False), (math.log(5000.0), True)])
+def test_lower_bound_inert_on_its_side_and_pulls_otherwise(bound, moves):
+    pts = [_pt(C, (math.log(2 * C),) * 2) for C in (3, 7, 15)]
+    law0 = P.fit_law(pts)
+    law = P.fit_law(pts + [_pt(63, (bound, math.inf))])
+    assert law["bounds"] == 1
+    assert (law["p"] > law0["p"] + 1e-3) is moves
+    if not moves:
+        assert law["p"] == pytest.approx(law0["p"], abs=1e-9)
+
+
+def test_refuses_with_nothing_to_fit(root):
+    with pytest.raises(UsageError, match="nothing to fit on"):
+        P.predict(_target("parity", 3), "tree:arity=2,L=3", kernel_fn=_fake_kernel)
+    _plant(root, nodes=("parity",))  # only the target's own family is stored
+    with pytest.raises(UsageError, match="nothing to fit on"):
+        P.predict(_target("parity", 3), "tree:arity=2,L=3", kernel_fn=_fake_kernel)
+
+
+def test_leave_one_out_never_sees_held_out_group(root):
+    _plant(root, kernel=lambda L: 10.0 * 4.0**L)
+    points = P.collect(("e4_trees",), 0.1)
+    assert len(points) == len(NODES) * len(DEPTHS)
+    seen = []
+
+    def spy(pts):
+        seen.append({pt.group for pt in pts})
+        return P.fit_law(pts)
+
+    rows = P.leave_one_out(points, 0.1, _fake_kernel, fit=spy)
+    groups = sorted({pt.group for pt in points})
+    assert len(seen) == len(groups)
+    for held, fitted in zip(groups, seen):
+        assert held not in fitted and fitted == set(groups) - {held}
+    assert {r["group"] for r in rows} == set(groups)
+    # an exact planted law predicts every held-out point exactly
+    for r in rows:
+        assert P.distance(r["net_pred"], r["net"])[0] == pytest.approx(0.0, abs=1e-9)
+        assert r["winner_pred"] == r["winner_measured"] == "net"
+
+
+def test_predict_seals_unmeasured_family_and_refuses_overwrite(root):
+    _plant(root)
+    new = _target("and", 3)
+    out = P.predict(new, "tree:arity=2,L=3", kernel_fn=_fake_kernel)
+    assert out["measured"] is False and out["sealed"]
+    assert out["net_n_star"] == pytest.approx(5.0 * 7**0.8, rel=1e-6)
+    assert out["ratio"] == pytest.approx(640.0 / out["net_n_star"])
+    labels = {selection.family_label(selection.family_of(_target(n, 2))) for n in NODES}
+    assert out["winner"] == "net" and set(out["law"]["families"]) == labels
+    sealed = store.load_result(out["sealed"])
+    keys = {store.cell_key(_cell("net_search", n, L)) for n in NODES for L in DEPTHS}
+    assert set(sealed["fitted_on"]) == keys
+    with pytest.raises(UsageError, match="sealed already"):
+        P.predict(new, "tree:arity=2,L=3", kernel_fn=_fake_kernel)
+    measured = P.predict(_target("tanh", 3), "tree:arity=2,L=3", kernel_fn=_fake_kernel)
+    assert measured["measured"] is True and measured["sealed"] is None
+    tanh = selection.family_label(selection.family_of(_target("tanh", 2)))
+    assert tanh not in measured["law"]["families"] and len(measured["law"]["families"]) == 2
+
+
+@pytest.mark.parametrize(
+    "status,value,near,consistent",
+    [
+        ("resolved", 100.0, 0.0, True),
+        ("resolved", 1000.0, 1.0, False),
+        ("right", 50.0, 0.0, True),  # n* > 50: a prediction of 100 is consistent
+        ("right", 200.0, math.log10(2), False),
+        ("left", 50.0, math.log10(2), False),  # n* <= 50
+        ("left", 400.0, 0.0, True),
+    ],
+)
+def test_score_censored_as_interval(root, status, value, near, consistent):
+    pred = {"target": "t", "arch": "a", "eps": 0.1, "net_n_star": 100.0}
+    pred["net_interval"] = [60.0, 150.0]
+    path = P.seal_prediction(pred, ["k"])
+    s = P.score(path, {"per_seed": _per_seed(value, status)})
+    assert s["error_log10"][0] == pytest.approx(near, abs=1e-9)
+    assert s["consistent"] is consistent
