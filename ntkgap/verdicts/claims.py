@@ -40,8 +40,9 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 
+from ntkgap._infra import config as env
 from ntkgap.errors import UsageError
-from ntkgap.verdicts import curve_statistics, nstar_statistics, rules
+from ntkgap.verdicts import curve_statistics, mechanism, nstar_statistics, rules
 from ntkgap.verdicts.rules import VERDICTS
 
 __all__ = [
@@ -66,6 +67,8 @@ STATISTICS: dict[str, Callable[[dict, str], rules.Measured]] = {
     "nstar_scaling": nstar_statistics.nstar_scaling,
     "nstar_kernel_convexity": nstar_statistics.nstar_kernel_convexity,
     "nstar_net_power": nstar_statistics.nstar_net_power,
+    "after_kernel_share": mechanism.after_kernel_claim,
+    "lazy_control": mechanism.lazy_control_claim,
 }
 #: the depth rule of each depth-indexed statistic: the usable (resolved or
 #: bounded) depths a claim over a target ``family`` needs, whichever config
@@ -176,6 +179,8 @@ def evaluate(claim: rules.Claim, experiment: str) -> dict:
         ``ci_method``, ``depths``, ``rule`` (with its ``text``), ``verdict``,
         ``detail`` and ``data``.
     """
+    if not decided_here(claim):
+        return _not_run(claim)
     # the statistic sees the rule too (a TOST needs the margin it is judged by)
     m = STATISTICS[claim.statistic](dict(claim.params, rule=claim.rule), experiment)
     out = {
@@ -203,6 +208,34 @@ def evaluate(claim: rules.Claim, experiment: str) -> dict:
         out["depths_resolved"] = m.depths_resolved
         out["depths_bounded"] = m.depths_bounded or 0
     return out
+
+
+def decided_here(claim: rules.Claim, profile: str | None = None) -> bool:
+    """Whether the profile being read (``NTKGAP_PROFILE``; quick when unset)
+    holds the cells of the profile that decides ``claim``.
+
+    Args:
+        claim: a parsed claim.
+        profile: the profile read (None: the environment's).
+
+    Returns:
+        bool: the claim's profile is this one or a smaller one.
+    """
+    here = profile or env.profile() or rules.CLAIM_PROFILES[0]
+    return rules.CLAIM_PROFILES.index(claim.profile) <= rules.CLAIM_PROFILES.index(here)
+
+
+def _not_run(claim: rules.Claim) -> dict:
+    """A claim whose deciding profile was not run: no number, no verdict."""
+    return {
+        "id": claim.id, "claim": claim.claim, "paper": claim.paper,
+        "profile": claim.profile, "predictors": list(claim.predictors),
+        "statistic": claim.statistic, "value": None, "lo": None, "hi": None,
+        "seeds": None, "rule": dict(claim.rule, text=rules.rule_text(claim.rule)),
+        "verdict": rules.NOT_RUN, "p_value": None,
+        "detail": f"decided by the {claim.profile} profile: make figures PROFILE={claim.profile}",
+        "data": None,
+    }  # fmt: skip
 
 
 def _one_sided_alpha(c: dict, level: float) -> float:

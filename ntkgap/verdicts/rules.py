@@ -23,17 +23,20 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
+from ntkgap._infra.config import PROFILES
 from ntkgap.errors import UsageError
 from ntkgap.runs import scaling
 
 SUPPORTED, NOT_SUPPORTED = "supported", "not supported"
 INCONCLUSIVE, TOO_FEW_DEPTHS = "inconclusive at this profile's scale", "too few depths"
-VERDICTS = (SUPPORTED, NOT_SUPPORTED, INCONCLUSIVE, TOO_FEW_DEPTHS)
+#: the verdict of a claim whose deciding profile is larger than the one run
+#: (its cells are not in this run: nothing is measured, nothing is claimed)
+NOT_RUN = "decided by a larger profile (not run)"
+VERDICTS = (SUPPORTED, NOT_SUPPORTED, INCONCLUSIVE, TOO_FEW_DEPTHS, NOT_RUN)
 RULE_KINDS = {"above": ("threshold",), "below": ("threshold",), "equivalence": ("margin",)}
 RULE_OPTIONS = {"deterministic", "min_depths"}
-#: the profile that decides a claim: the configs' grids ("paper" is the issue's
-#: profile between quick and full)
-CLAIM_PROFILES = ("quick", "paper", "full")
+#: the profile that decides a claim: one of the run profiles, smallest first
+CLAIM_PROFILES = PROFILES
 
 
 @dataclass(frozen=True)
