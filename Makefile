@@ -49,10 +49,10 @@ $(REF_STAMP): requirements-ref.lock setup.cfg pyproject.toml
 # <= 15 minutes) decides the E4 headline; paper (<= 60 minutes) runs quick's
 # cells and every other seed claim; full holds the extended grids.
 EXPS_quick := e1_spectra zoo e3b_parity e6_lazy_rich e3a_sawtooth e4_trees
-EXPS_paper := $(EXPS_quick) e2_control e9_rhm e8_universality e11_after_kernel
+EXPS_paper := $(EXPS_quick) e2_control e9_rhm e8_universality e11_after_kernel e10_predict
 EXPS_full := $(EXPS_paper)
 FIGS_quick := e1_spectra e3a_sawtooth e3b_parity e4_trees e5_theory e6_lazy_rich e7_dichotomy spectra
-FIGS_paper := $(FIGS_quick) e2_control e9_rhm e8_universality e11_after_kernel
+FIGS_paper := $(FIGS_quick) e2_control e9_rhm e8_universality e11_after_kernel e10_predict
 FIGS_full := $(FIGS_paper)
 EXPS := $(EXPS_$(PROFILE))
 FIGS := $(FIGS_$(PROFILE))
@@ -102,6 +102,7 @@ figures/spectra.png: $(RUN)zoo
 figures/e9_rhm.png: $(RUN)e9_rhm
 figures/e8_universality.png: $(RUN)e8_universality
 figures/e11_after_kernel.png: $(RUN)e11_after_kernel
+figures/e10_predict.png: $(RUN)e10_predict $(RUN)e4_trees $(RUN)e8_universality $(RUN)e9_rhm
 
 # $(JOBS) pytest workers, one test file each at a time (--dist loadfile), so
 # a file's module fixtures (the pipeline's shrunk experiments) run once

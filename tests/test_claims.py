@@ -13,6 +13,7 @@ import os
 import numpy as np
 import pytest
 
+from ntkgap.runs import lr_choice
 from ntkgap.runs import store as runs_store
 from ntkgap.verdicts import claims, rules, selection
 
@@ -164,6 +165,12 @@ def _net_cell(put, lr, n, val_by_seed, test_by_seed):
     )
 
 
+def _runner_chooses():
+    """What the runner does after a fixed-n grid: choose each group's rate on
+    validation and store it beside the cells (verdicts only read it)."""
+    lr_choice.decide(EXP, [cell for cell, _ in runs_store.results(EXP, "net")])
+
+
 def test_fixed_n_curves_use_the_lr_chosen_on_validation_not_on_test(store):
     # lr 0.01: better validation (median 0.1 vs 0.2), worse test (0.5 vs 0.05)
     _net_cell(store, 0.01, 64, [0.1] * 8, [0.5] * 8)
@@ -171,6 +178,7 @@ def test_fixed_n_curves_use_the_lr_chosen_on_validation_not_on_test(store):
     # at n = 128 the other rate wins on validation
     _net_cell(store, 0.01, 128, [0.3] * 8, [0.4] * 8)
     _net_cell(store, 0.001, 128, [0.2] * 8, [0.3] * 8)
+    _runner_chooses()
     ch = selection.lr_choices(EXP)
     assert ch[(T, ARCH, 64)]["lr"] == 0.01 and ch[(T, ARCH, 128)]["lr"] == 0.001
     c = selection.curves(EXP, "net")[(T, ARCH)]
@@ -187,6 +195,7 @@ def test_lr_edges_counts_choices_at_each_end_of_the_grid(store):
     _net_cell(store, 0.001, 64, [0.2] * 8, [0.05] * 8)
     _net_cell(store, 0.01, 128, [0.3] * 8, [0.4] * 8)
     _net_cell(store, 0.001, 128, [0.2] * 8, [0.3] * 8)
+    _runner_chooses()
     rows = {r["method"]: r for r in selection.lr_edges(EXP)}
     assert rows["net_search"] == dict(
         method="net_search", arch=ARCH, grid=[0.001, 0.003, 0.01], choices=4, at_low=1, at_high=2

@@ -42,7 +42,7 @@ from collections.abc import Callable
 
 from ntkgap._infra import config as env
 from ntkgap.errors import UsageError
-from ntkgap.verdicts import curve_statistics, mechanism, nstar_statistics, rules
+from ntkgap.verdicts import curve_statistics, mechanism, nstar_statistics, predictions, rules
 from ntkgap.verdicts.rules import VERDICTS
 
 __all__ = [
@@ -69,6 +69,10 @@ STATISTICS: dict[str, Callable[[dict, str], rules.Measured]] = {
     "nstar_net_power": nstar_statistics.nstar_net_power,
     "after_kernel_share": mechanism.after_kernel_claim,
     "lazy_control": mechanism.lazy_control_claim,
+    "e10_kernel": predictions.e10_kernel,
+    "e10_net": predictions.e10_net,
+    "e10_winner": predictions.e10_winner,
+    "e10_coverage": predictions.e10_coverage,
 }
 #: the depth rule of each depth-indexed statistic: the usable (resolved or
 #: bounded) depths a claim over a target ``family`` needs, whichever config

@@ -8,7 +8,7 @@ import math
 
 import numpy as np
 
-from ntkgap.runs import runner, scaling
+from ntkgap.runs import scaling, store
 from ntkgap.verdicts import selection
 from ntkgap.verdicts.rules import (
     INCONCLUSIVE,
@@ -33,7 +33,7 @@ def decay_exponent(p: dict, exp: str) -> Measured:
     """
     windows = [tuple(w) for w in p.get("windows", [[8, 129], [16, 257], [32, 257], [8, 257]])]
     rows = []
-    for cell, r in runner.results(exp, "eigen"):
+    for cell, r in store.results(exp, "eigen"):
         if cell["domain"] != "circle":
             continue
         k, lam = np.array(r["k"], float), np.array(r["eigenvalue"], float)
@@ -224,7 +224,7 @@ def theory_growth(p: dict, exp: str) -> Measured:
     """
     family, arch, key = p["family"], p["arch"], p.get("quantity", "n_star")
     rows = {}
-    for cell, res in runner.results(exp, "theory"):
+    for cell, res in store.results(exp, "theory"):
         if not cell["arch"].startswith(arch) or not selection.matches(cell["target"], family):
             continue
         if key == "n_star":

@@ -25,7 +25,7 @@ import math
 import numpy as np
 
 from ntkgap.errors import UsageError
-from ntkgap.runs import runner, scaling
+from ntkgap.runs import scaling, store
 from ntkgap.targets import constituents, parse_target
 from ntkgap.verdicts import intervals, selection
 from ntkgap.verdicts.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, TOO_FEW_DEPTHS, Measured
@@ -175,7 +175,7 @@ def nstar_ratio(p: dict, exp: str) -> Measured:
 def _theory_lines(exp, p, eps, want, side) -> list[str]:
     """Eigenlearning's n* of A's architecture, beside the verdict."""
     out = []
-    for cell, res in runner.results(exp, "theory"):
+    for cell, res in store.results(exp, "theory"):
         th = res.get("n_star", {}).get(str(eps))
         if th is None or not want(cell["target"]) or cell["arch"] != side.arch:
             continue
@@ -314,7 +314,7 @@ def _fourier_beside(exp: str, kernel: dict, eps) -> tuple[str, dict | None]:
     of the same targets, where spectrum cells give it (reported, no verdict)."""
     spec = {
         cell["target"]: res.get("complexity", {}).get(FOURIER_COMPLEXITY)
-        for cell, res in runner.results(exp, "spectrum")
+        for cell, res in store.results(exp, "spectrum")
     }
     F = {L: spec[t] for L, (t, _) in kernel.items() if spec.get(t)}
     if len(set(F.values())) < 2:

@@ -9,12 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ntkgap.errors import UsageError
-from ntkgap.nets import train_config
-from ntkgap.runs import runner, sample_complexity
+from ntkgap.runs import registry, store
 from ntkgap.targets import parse_spec
 
 #: a search cell without a ``ridge`` is ridgeless: the kernel search's declared default
-RIDGELESS = runner.METHODS["ntk_search"].params["ridge"].default
+RIDGELESS = registry.METHODS["ntk_search"].params["ridge"].default
 #: two error levels are the same eps when they differ by less than this
 EPS_TOL = 1e-12
 
@@ -135,7 +134,7 @@ def searches(experiment: str, side: Side, eps: float, want=None) -> dict:
         dict {target: search record}, in stored order.
     """
     out = {}
-    for cell, res in runner.results(experiment, side.method):
+    for cell, res in store.results(experiment, side.method):
         if not side.has_arch(cell["arch"]) or (want is not None and not want(cell["target"])):
             continue
         if at(cell, eps, side.ridge):
@@ -177,7 +176,7 @@ def theory_nstar_by_depth(experiment: str, family: dict, arch_name: str, eps: fl
         2021 (arXiv 2110.03922).
     """
     out = {}
-    for cell, res in runner.results(experiment, "theory"):
+    for cell, res in store.results(experiment, "theory"):
         if not cell["arch"].startswith(arch_name) or not matches(cell["target"], family):
             continue
         v = res.get("n_star", {}).get(str(eps))
@@ -231,7 +230,7 @@ def depth_families(experiment: str) -> dict:
         dict {family label: (family dict, {L: target spec})}, labels sorted.
     """
     out = {}
-    for cell, _ in runner.results(experiment):
+    for cell, _ in store.results(experiment):
         fam = family_of(cell["target"]) if "target" in cell else None
         if fam is None:
             continue
@@ -244,9 +243,10 @@ def lr_choices(experiment: str, key=("target", "arch")) -> dict:
     """The learning rate of each fixed-n ``net`` curve point, chosen on validation.
 
     A ``net`` grid that lists several ``lr`` has a cell per rate; at each
-    (curve, n) the rate is picked by ``sample_complexity.choose_lr`` (the
-    rule ``net_search`` uses: lowest median over seeds of the best
-    validation MSE), never by test error.
+    (curve, n) the rate was picked when the grid ran (``runs.lr_choice``,
+    the rule ``net_search`` uses: lowest median over seeds of the best
+    validation MSE, never test error) and stored beside the cells; this
+    reads the stored choice and decides nothing.
 
     Args:
         experiment: the experiment's name.
@@ -257,23 +257,7 @@ def lr_choices(experiment: str, key=("target", "arch")) -> dict:
         dict {(key..., n): {"lr": the rate used, "median_best_val_mse":
         {repr(lr): value} (empty when one rate was run)}}.
     """
-    groups: dict = {}
-    for cell, res in runner.results(experiment, "net"):
-        k = (*(cell.get(x) for x in key), cell["n"])
-        lr = cell.get("lr", train_config.BY_NAME["lr"].default)
-        groups.setdefault(k, {}).setdefault(lr, []).append(res)
-    out = {}
-    for k, by_lr in groups.items():
-        if len(by_lr) == 1 or "lr" in key:
-            out[k] = {"lr": next(iter(by_lr)), "median_best_val_mse": {}}
-            continue
-        vals = {
-            lr: [sample_complexity.best_val(r, i) for r in rs for i in range(len(r["seeds"]))]
-            for lr, rs in by_lr.items()
-        }
-        best, table = sample_complexity.choose_lr(vals)
-        out[k] = {"lr": best, "median_best_val_mse": {repr(a): v for a, v in table.items()}}
-    return out
+    return store.lr_choices(experiment, key)
 
 
 def lr_edges(experiment: str) -> list[dict]:
@@ -305,8 +289,9 @@ def lr_edges(experiment: str) -> list[dict]:
         r["at_low"] += float(chosen) == grid[0]
         r["at_high"] += float(chosen) == grid[-1]
 
-    for cell, res in runner.results(experiment, "net_search"):
-        grid = cell.get("lr")
+    for cell, res in store.results(experiment, "net_search"):
+        swept = (res.get("lr_sweep") or {}).get("median_best_val_mse") or {}
+        grid = [float(r) for r in swept] or cell.get("lr")  # the grid as extended at run time
         if isinstance(grid, list) and len(grid) > 1 and res.get("lr_chosen") is not None:
             count("net_search", cell["arch"], grid, res["lr_chosen"])
     for (_, arch, _), choice in lr_choices(experiment).items():
@@ -332,10 +317,10 @@ def curves(experiment: str, method: str, key=("target", "arch")) -> dict:
     """
     out: dict = {}
     chosen = lr_choices(experiment, key) if method == "net" else None
-    for cell, res in runner.results(experiment, method):
+    for cell, res in store.results(experiment, method):
         k = tuple(cell.get(x) for x in key)
         if chosen is not None:
-            lr = cell.get("lr", train_config.BY_NAME["lr"].default)
+            lr = cell["lr"]
             if lr != chosen[(*k, cell["n"])]["lr"]:
                 continue
         seeds = cell["seeds"] if "seeds" in cell else [cell.get("seed", 0)]

@@ -4,7 +4,7 @@ family of an experiment."""
 
 from __future__ import annotations
 
-from ntkgap.runs import runner
+from ntkgap.runs import store
 from ntkgap.targets import parse_target
 from ntkgap.verdicts import selection
 
@@ -44,7 +44,7 @@ def family_moments(experiment: str) -> list[dict]:
     """
     degree = {
         cell["target"]: res.get("complexity", {}).get("average_degree")
-        for cell, res in runner.results(experiment, "spectrum")
+        for cell, res in store.results(experiment, "spectrum")
     }
     rows = []
     for label, (_, targets) in selection.depth_families(experiment).items():
