@@ -1,6 +1,11 @@
 """E3b: sparse parity on d = 20: n*(0.1) vs the parity's order k for NTK
 regression (ridgeless and with a validation-tuned ridge) and the trained
-two-layer network, one panel per (activation, b_std), with eigenlearning."""
+two-layer network, one panel per (activation, b_std), with eigenlearning;
+below them the paper's own plot at k = 3: relative test MSE against n for
+the NTK and the trained net, read from the searches' evaluations (kernel and
+net start at the same n_min, so their bracketing n coincide, on the same
+nested pools of the same seeds): median over the seeds evaluated at each n,
+bars min to max."""
 
 import style  # noqa: I001  (first: puts experiments/ on sys.path)
 import analysis
@@ -20,9 +25,15 @@ SERIES = (  # (method, ridge, label, colour, marker)
 )
 theory = {(c["target"], c["arch"]): r for c, r in store.results(EXP, "theory")}
 archs = sorted({a for _, a in theory} | {c["arch"] for c, _ in store.results(EXP, "net_search")})
+K3 = "parity:d=20,k=3"
+k3_archs = sorted({c["arch"] for c, _ in store.results(EXP, "net_search") if c["target"] == K3})
 cols = 2
 rows = max(1, -(-len(archs) // cols))
-fig, axes = plt.subplots(rows, cols, figsize=(4.4 * cols, 3.3 * rows), squeeze=False)
+k3_rows = -(-len(k3_archs) // cols)
+fig, axes = plt.subplots(
+    rows + k3_rows, cols, figsize=(4.4 * cols, 3.3 * (rows + k3_rows)), squeeze=False
+)
+k3_axes, axes = axes[rows:], axes[:rows]
 
 
 def order(t):
@@ -60,6 +71,50 @@ for ax, arch in zip(axes.ravel(), archs):
         xticks=np.arange(2, 6),
     )
     style.major_log_labels_only(ax, which="y")
+
+
+def error_curve(method, ridge, arch):
+    """{n: [relative test MSE of each seed evaluated at n]} of the stored k = 3
+    search of one predictor (its evaluations, pooled over the search's seeds).
+
+    Args:
+        method: ntk_search or net_search.
+        ridge: the ridge side (selection.RIDGELESS or "tuned").
+        arch: the architecture spec.
+
+    Returns:
+        dict, n ascending.
+    """
+    rec = selection.searches(EXP, selection.Side(method, arch, ridge), eps, lambda t: t == K3)
+    out = {}
+    for ev in rec.get(K3, {}).get("evaluations", []):
+        out.setdefault(int(ev["n"]), []).append(float(ev["test_mse"]))
+    return dict(sorted(out.items()))
+
+
+for ax, arch in zip(k3_axes.ravel(), k3_archs):
+    for method, ridge, lab, ck, mk in SERIES:
+        curve = {n: v for n, v in error_curve(method, ridge, arch).items() if len(v) > 1}
+        if not curve:
+            continue
+        n = np.array(list(curve))
+        med = np.array([np.median(v) for v in curve.values()])
+        lo = med - np.array([min(v) for v in curve.values()])
+        hi = np.array([max(v) for v in curve.values()]) - med
+        ax.errorbar(n, med, yerr=[lo, hi], fmt=mk + "-", color=style.COLORS[ck], ms=3,
+                    lw=1, capsize=2, label=lab)  # fmt: skip
+    ax.axhline(eps, color="grey", lw=0.8, ls=":", label=f"eps = {eps}")
+    spec = parse_arch(arch).spec
+    ax.set(
+        xscale="log",
+        yscale="log",
+        xlabel="n (train + validation), d = 20, k = 3",
+        ylabel="relative test MSE (median seed)",
+        title=f"k = 3, act = {spec['act']}, b_std = {spec['b_std']:g}",
+    )
+    ax.legend(fontsize=6)
+for ax in k3_axes.ravel()[len(k3_archs) :]:
+    ax.set_visible(False)
 for ax in axes.ravel()[len(archs) :]:
     ax.set_visible(False)
 if not archs:

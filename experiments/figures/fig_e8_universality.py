@@ -89,7 +89,9 @@ fig.colorbar(im, ax=axes[0, 0], fraction=0.04)
 
 # (b) sawtooth L and the E4 trees at b_std = 0.1
 cols = [("fc", f"sawtooth:L={L}") for L in range(1, 9)] + [
-    ("tree", f"tree:d=40,L={L},arity=2,node={nd}") for nd in ("parity", "tanh") for L in (2, 3, 4)
+    ("tree", f"tree:d=40,L={L},arity=2,node={nd}")
+    for nd in ("parity", "random")
+    for L in (2, 3, 4, 5)
 ]
 
 
@@ -158,7 +160,7 @@ if drawn:
     ax.axhline(1, color="grey", lw=0.8)
     ax.set(
         yscale="log",
-        xlabel="tree depth L (tanh trees)",
+        xlabel="tree depth L (random-node trees, seed 0)",
         ylabel="n*(own NTK) / n*(trained net), median seeds",
         title="trained side: kernel / net ratio per depth (value: median seed's growth)",
     )
