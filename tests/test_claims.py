@@ -245,7 +245,7 @@ def _tree(L, node="tanh"):
     return f"tree:d=40,L={L},arity=2,node={node}"
 
 
-def _plant(put, method, law, *, node="tanh", cens=(), noise=0.01, seed=0):
+def _plant(put, method, law, *, node="tanh", cens=(), noise=0.01, seed=0, eps=0.1, **extra):
     """Stores one search record per depth of ``law`` ({L: log n*}); ``cens``:
     (L, "above" | "below", log bound) makes every seed at L censored."""
     rng = np.random.default_rng(seed)
@@ -261,7 +261,7 @@ def _plant(put, method, law, *, node="tanh", cens=(), noise=0.01, seed=0):
             else:
                 per.append(_seed(s, math.exp(v)))
         cell = {"method": method, "target": _tree(L, node), "arch": f"tree:arity=2,L={L}"}
-        put(dict(cell, eps=0.1, seeds=TSEEDS), {"per_seed": per, "median": {}})
+        put(dict(cell, eps=eps, seeds=TSEEDS, **extra), {"per_seed": per, "median": {}})
 
 
 def _eval(statistic, rule, node="tanh", **params):
@@ -311,6 +311,31 @@ def test_ratio_growth_claim_censoring_table(store, kl, kc, nl, nc, verdict):
     for key in ("id", "claim", "predictors", "statistic", "value", "lo", "hi", "seeds", "rule"):
         assert key in out
     assert out["profile"] == "quick"
+
+
+ROBUSTNESS = [  # (eps 0.05 net law or None, 2x-budget net law at L = 4 or None) -> rechecks
+    (None, None, ("not run", "not run", False)),
+    (GAP_N, None, (S_, "not run", False)),  # the same gap at eps 0.05: no flip
+    (_law(lambda L: 2 * L + 2), None, (N_, "not run", True)),  # no gap at eps 0.05: a flip
+    (None, {4: 9.0}, ("not run", N_, True)),  # twice the budget closes the deepest gap
+    (None, {4: 5.0}, ("not run", S_, False)),
+]
+
+
+@pytest.mark.parametrize("net_eps, net_budget, want", ROBUSTNESS)
+def test_ratio_claims_carry_their_robustness_rechecks(store, net_eps, net_budget, want):
+    _plant(store, "ntk_search", GAP_K)
+    _plant(store, "net_search", GAP_N, seed=1, steps=1500)
+    if net_eps is not None:
+        _plant(store, "ntk_search", GAP_K, eps=0.05, seed=2)
+        _plant(store, "net_search", net_eps, eps=0.05, seed=3, steps=1500)
+    if net_budget is not None:
+        _plant(store, "net_search", net_budget, seed=4, steps=3000)
+    out = _eval("nstar_ratio_growth", {"kind": "above", "threshold": 1.5}, a=KER, b=NET)
+    assert out["verdict"] == S_  # the base budget is read, whatever else is stored
+    rob = out["robustness"]
+    assert (rob["verdict_eps"], rob["verdict_budget"], rob["flips"]) == want
+    assert rob["eps"] == 0.05
 
 
 CONVEX = _law(lambda L: 2.0 ** (L - 1))  # 2, 4, 8: second difference 2 -> 7.4 per level

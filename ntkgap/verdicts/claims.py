@@ -42,7 +42,14 @@ from collections.abc import Callable
 
 from ntkgap._infra import config as env
 from ntkgap.errors import UsageError
-from ntkgap.verdicts import curve_statistics, mechanism, nstar_statistics, predictions, rules
+from ntkgap.verdicts import (
+    curve_statistics,
+    mechanism,
+    nstar_statistics,
+    predictions,
+    rules,
+    selection,
+)
 from ntkgap.verdicts.rules import VERDICTS
 
 __all__ = [
@@ -211,7 +218,48 @@ def evaluate(claim: rules.Claim, experiment: str) -> dict:
     if m.depths_resolved is not None:
         out["depths_resolved"] = m.depths_resolved
         out["depths_bounded"] = m.depths_bounded or 0
+    if claim.statistic == "nstar_ratio_growth" and "family" in claim.params:
+        out["robustness"] = robustness(claim, experiment, out["verdict"])
     return out
+
+
+#: the pre-registered recheck of every depth-indexed ratio verdict: a second
+#: error level (halving eps asks the same question of the curves' tails) and
+#: the deepest depth's trained net with twice its step budget (a net stopped
+#: by its cap, not by its plateau, would move its n*)
+ROBUST_EPS = 0.05
+
+
+def robustness(claim: rules.Claim, experiment: str, verdict: str) -> dict:
+    """A ratio claim's verdict again at ``ROBUST_EPS`` and with the B side's
+    largest stored step budget (robustness reruns), each "not run" when the
+    profile holds no such searches.
+
+    Args:
+        claim: a parsed ``nstar_ratio_growth`` claim over a target family.
+        experiment: the experiment's name.
+        verdict: the claim's own verdict.
+
+    Returns:
+        dict with ``eps``, ``verdict_eps``, ``budget``, ``verdict_budget``
+        and ``flips`` (whether a verdict that was run differs from ``verdict``).
+    """
+    p = dict(claim.params, rule=claim.rule)
+    want = lambda t: selection.matches(t, p["family"])  # noqa: E731
+    a, b = (selection.Side.parse(p[k]) for k in ("a", "b"))
+    at_eps = selection.searches(experiment, a, ROBUST_EPS, want)
+    v_eps = rules.decide(claim.rule, STATISTICS[claim.statistic](
+        dict(p, eps=ROBUST_EPS), experiment)) if at_eps else "not run"  # fmt: skip
+    stored = selection.budgets(experiment, b, p["eps"], want)
+    larger = [t for t, ks in stored.items() if len(ks) > 1]
+    v_budget = rules.decide(claim.rule, STATISTICS[claim.statistic](
+        dict(p, budget="max"), experiment)) if larger else "not run"  # fmt: skip
+    ran = [v for v in (v_eps, v_budget) if v != "not run"]
+    return {
+        "eps": ROBUST_EPS, "verdict_eps": v_eps,
+        "budget": "the B side's largest stored step budget (" + (", ".join(larger) or "none") + ")",
+        "verdict_budget": v_budget, "flips": any(v != verdict for v in ran),
+    }  # fmt: skip
 
 
 def decided_here(claim: rules.Claim, profile: str | None = None) -> bool:

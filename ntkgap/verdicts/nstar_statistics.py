@@ -228,7 +228,7 @@ def _error_gap(ra: dict, rb: dict) -> str:
     )
 
 
-def _depth_side(exp, side, family, eps) -> dict:
+def _depth_side(exp, side, family, eps, budget: str = "base") -> dict:
     """{L: (target, per-seed n*)} of one predictor on a depth-indexed family:
     a search's per-seed records, or eigenlearning's n* (``["theory", arch
     prefix]``, used only where ``theory_valid``; the same for every seed)."""
@@ -240,7 +240,8 @@ def _depth_side(exp, side, family, eps) -> dict:
     if side[0] == "theory":
         th = selection.theory_nstar_by_depth(exp, family, side[1], eps)
         return {L: (None, v) for L, v in th.items() if v.get("theory_valid", False)}
-    recs = selection.searches(exp, Side.parse(side), eps, lambda t: selection.matches(t, family))
+    want = lambda t: selection.matches(t, family)  # noqa: E731
+    recs = selection.searches(exp, Side.parse(side), eps, want, budget=budget)
     out = {selection.depth_of(t): (t, r["per_seed"]) for t, r in recs.items()}
     return dict(sorted(out.items(), key=lambda kv: kv[0]))
 
@@ -277,8 +278,8 @@ def nstar_ratio_growth(p: dict, exp: str) -> Measured:
     Returns:
         Measured (``verdict`` set).
     """
-    eps = p["eps"]
-    a, b = (_depth_side(exp, side, p["family"], eps) for side in (p["a"], p["b"]))
+    eps, budget = p["eps"], p.get("budget", "base")
+    a, b = (_depth_side(exp, side, p["family"], eps, budget) for side in (p["a"], p["b"]))
     pa, pb = _per_seed(a, b), _per_seed(b, a)
     out = intervals.nstar_ratio_growth(pa, pb, p["rule"])
     head = f"n*({eps}) of {' '.join(map(str, p['a']))} / {' '.join(map(str, p['b']))}"

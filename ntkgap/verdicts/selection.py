@@ -120,7 +120,7 @@ class Side:
         return arch.startswith(self.arch) if self.prefix else arch == self.arch
 
 
-def searches(experiment: str, side: Side, eps: float, want=None) -> dict:
+def searches(experiment: str, side: Side, eps: float, want=None, budget: str = "base") -> dict:
     """The one collector of search records: those of one predictor at one
     error level, for claims, the report and figures.
 
@@ -129,17 +129,43 @@ def searches(experiment: str, side: Side, eps: float, want=None) -> dict:
         side: the predictor.
         eps: the error level.
         want: which target specs to keep (default: all).
+        budget: where a target was searched with several step budgets (a
+            robustness rerun), ``"base"`` keeps the smallest, ``"max"`` the
+            largest; searches without ``steps`` (kernels) have one.
 
     Returns:
         dict {target: search record}, in stored order.
     """
-    out = {}
+    out, steps = {}, {}
     for cell, res in store.results(experiment, side.method):
         if not side.has_arch(cell["arch"]) or (want is not None and not want(cell["target"])):
             continue
-        if at(cell, eps, side.ridge):
-            out[cell["target"]] = res
+        if not at(cell, eps, side.ridge):
+            continue
+        t, k = cell["target"], cell.get("steps", 0)
+        if t not in steps or (k < steps[t] if budget == "base" else k > steps[t]):
+            out[t], steps[t] = res, k
     return out
+
+
+def budgets(experiment: str, side: Side, eps: float, want=None) -> dict:
+    """The step budgets each target was searched with (robustness reruns).
+
+    Args:
+        experiment: the experiment's name.
+        side: the predictor.
+        eps: the error level.
+        want: which target specs to keep (default: all).
+
+    Returns:
+        dict {target: sorted list of the budgets (``steps``) stored}.
+    """
+    out: dict = {}
+    for cell, _ in store.results(experiment, side.method):
+        if side.has_arch(cell["arch"]) and (want is None or want(cell["target"])):
+            if at(cell, eps, side.ridge) and "steps" in cell:
+                out.setdefault(cell["target"], set()).add(cell["steps"])
+    return {t: sorted(v) for t, v in out.items()}
 
 
 def nstar_by_depth(experiment: str, side: Side, family: dict, eps: float) -> dict:
