@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 
-def target(spec):
+def target(spec: "str | object") -> object:
     """Parse a target spec into a target object.
 
     Args:
@@ -61,7 +61,7 @@ def target(spec):
     return parse_target(spec)
 
 
-def arch(spec):
+def arch(spec: "str | object") -> object:
     """Parse an architecture spec.
 
     Args:
@@ -78,7 +78,7 @@ def arch(spec):
     return parse_arch(spec)
 
 
-def domain(spec):
+def domain(spec: "str | object") -> object:
     """Parse a domain spec.
 
     Args:
@@ -259,8 +259,9 @@ def sample_complexity(
         n_max: the search limit.
 
     Returns:
-        ``{"n_star", "censored", "n_max", "theory_valid"}``; ``n_star`` is
-        None and ``censored`` True when eps is not reached by ``n_max``.
+        ``{"n_star", "n_star_theory", "censored", "n_max", "theory_valid"}``;
+        ``n_star_theory`` is ``n_star`` under the command line's name; both
+        are None and ``censored`` True when eps is not reached by ``n_max``.
 
     References:
         Simon, Dickens, Karkada & DeWeese, "The eigenlearning framework"
@@ -271,7 +272,8 @@ def sample_complexity(
     a, t = arch(arch_spec), target(tgt)
     a.check_domain(t.domain)
     sp, _ = theory.spectrum(a, t)
-    return theory.nstar(sp, eps, a, t.domain, ridge=ridge, noise=noise, n_max=n_max)
+    r = theory.nstar(sp, eps, a, t.domain, ridge=ridge, noise=noise, n_max=n_max)
+    return dict(r, n_star_theory=r["n_star"])  # the CLI's name for the same number
 
 
 def train(arch_spec, tgt, n: int, *, width: int, seeds=(0,), n_test: int = 2000, **options):
@@ -296,12 +298,60 @@ def train(arch_spec, tgt, n: int, *, width: int, seeds=(0,), n_test: int = 2000,
     a, t = arch(arch_spec), target(tgt)
     a.check_domain(t.domain)
     cfg = train_config.from_mapping(options)
-    return training.train(a, width, t, n, seeds=list(seeds), cfg=cfg, n_test=n_test)
+    r = training.train(a, width, t, n, seeds=list(seeds), cfg=cfg, n_test=n_test)
+    r["warnings"] = training_warnings(r)
+    return r
+
+
+#: training that lowers the training loss by less than this fraction made no progress
+NO_PROGRESS = 0.05
+
+
+def training_warnings(r: dict) -> list[str]:
+    """What a training result does not say by itself, one sentence each: a
+    scored checkpoint that is the initial net, no progress (final training
+    loss within ``NO_PROGRESS`` of the initial), train/test overlap or
+    duplicate training points.
+
+    Args:
+        r: a result of :func:`train` (``best_step``, ``steps_per_seed``,
+            ``seeds``, ``overlap``, ``train_duplicates``, ``loss_curve``).
+
+    Returns:
+        list of str, empty when there is nothing to warn about.
+    """
+    out, seeds = [], r["seeds"]
+    untrained = [s for s, b, st in zip(seeds, r["best_step"], r["steps_per_seed"]) if b == 0 < st]
+    if untrained:
+        out.append(
+            f"seed(s) {', '.join(map(str, untrained))}: the scored checkpoint is the "
+            "initial (untrained) net (best_step 0); its test MSE is the untrained baseline"
+        )
+    curve = r.get("loss_curve") or []
+    if len(curve) >= 2:
+        first, last = curve[0]["train_loss"], curve[-1]["train_loss"]
+        stuck = [s for s, a, b in zip(seeds, first, last) if b > (1 - NO_PROGRESS) * a]
+        if stuck:
+            out.append(
+                f"seed(s) {', '.join(map(str, stuck))}: no progress: the final training "
+                f"loss is within {NO_PROGRESS:.0%} of the initial (try another --lr, "
+                "--optimizer or --steps)"
+            )
+    dups = sum(r.get("train_duplicates") or [0])
+    if r.get("overlap") or dups:
+        out.append(
+            f"train/test overlap {r.get('overlap') or 0:.3g} (mean fraction of test "
+            f"points also in the training set) and {dups} duplicate training point(s) "
+            "over the seeds: the domain is small, the test MSE is not out-of-sample"
+        )
+    return out
 
 
 def compare(
-    family, depths, out: str, *, profile: str = "quick", jobs: int = 1, results: str | None = None
-) -> dict:
+    family, depths, out: str | None, *, profile: str = "quick", jobs: int = 1,
+    results: str | None = None, eps: float | None = None, seeds: int | None = None,
+    n_max=None, dry_run: bool = False, force: bool = False,
+) -> dict:  # fmt: skip
     """Run the E4 design (four predictors' n*(eps) against depth L) on a
     target family and write ``out/report.md``, ``out/compare.png``,
     ``out/compare.pdf`` and ``out/results.json`` (``ntkgap compare``).
@@ -309,11 +359,18 @@ def compare(
     Args:
         family: a target spec (``{L}`` or a missing ``L=`` takes the depth)
             or a list of DAG files, one per depth.
-        depths: the depths, e.g. ``"1..4"`` or ``[2, 3]``.
-        out: the output folder (created if its parent exists).
-        profile: ``"quick"`` or ``"full"``.
+        depths: the depths, e.g. ``"1..4"`` or ``[2, 3, 4]``.
+        out: the output folder (created if its parent exists; None with
+            ``dry_run``).
+        profile: a run profile (``"quick"``, ``"paper"``, ``"full"``).
         jobs: local worker processes.
         results: where the cells are stored (default ``out/results``).
+        eps: the relative test MSE n* is read at.
+        seeds: seeds per cell.
+        n_max: the search cap of both sides, or ``{"kernel": N, "net": M}``.
+        dry_run: return the cells, theory n* and cost; run and write nothing.
+        force: run a design that cannot reach a verdict (too few depths, a
+            member without a depth-aware arch, every cap below theory n*).
 
     Returns:
         ``{"out", "files", "run", "claims", ...}`` with the claims Q1/Q2 in
@@ -321,7 +378,19 @@ def compare(
     """
     from ntkgap.verdicts import comparison
 
-    return comparison.compare(family, depths, out, profile=profile, jobs=jobs, results=results)
+    return comparison.compare(
+        family,
+        depths,
+        out,
+        profile=profile,
+        jobs=jobs,
+        results=results,
+        eps=eps,
+        seeds=seeds,
+        n_max=n_max,
+        dry_run=dry_run,
+        force=force,
+    )
 
 
 #: the API functions, by name (each has a docstring with Args and Returns)

@@ -8,7 +8,9 @@ no traceback, no partial output file (files are written atomically, last).
 from __future__ import annotations
 
 import argparse
+import json
 import math
+import os
 import sys
 
 import ntkgap
@@ -110,11 +112,61 @@ def _spectrum(args):
 
 
 def _check_out(path, suffixes):
-    if not path.endswith(suffixes):
-        raise UsageError(f"output file {path!r} must end in one of {', '.join(suffixes)}")
+    """Refuse an output file that cannot be written, before any compute: a
+    wrong suffix, a regular file where a folder should be, a folder in which
+    no file can be created (probed by creating and removing one)."""
+    import tempfile
+
     from ntkgap._infra.files import check_writable
 
+    if not path.endswith(suffixes):
+        raise UsageError(f"output file {path!r} must end in one of {', '.join(suffixes)}")
+    folder = os.path.dirname(os.path.abspath(path))
+    up = folder
+    while not os.path.exists(up):
+        up = os.path.dirname(up)
+    if not os.path.isdir(up):
+        raise UsageError(f"cannot write {path}: {up} is a file, not a folder")
     check_writable(path)
+    try:
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".ntkgap-probe-"):
+            pass
+    except OSError as exc:
+        raise UsageError(f"cannot write {path}: {folder}: {exc.strerror}") from None
+
+
+def _fit_warnings(arch, target):
+    """Warnings that the architecture does not match a DAG target's tree:
+    the DAG is not a balanced tree, or its tree differs from ``arch``."""
+    if arch.name != "tree" or not hasattr(target, "tree_arch"):
+        return []
+    want = target.tree_arch()
+    if want is None:
+        return [f"{target.spec} is not a balanced tree: {arch} does not follow its structure"]
+    from ntkgap.nets.arch import parse_arch
+
+    w = parse_arch(want).spec
+    if (w["arity"], w["L"]) != (arch.spec["arity"], arch.spec["L"]):
+        return [f"{target.spec} is the tree {want}, not {arch} (arity or depth differ)"]
+    return []
+
+
+def _warn(warnings):
+    for w in warnings:
+        sys.stderr.write(f"ntkgap: warning: {w}\n")
+
+
+def _sizes(estimates, fix):
+    """memory.check_sizes, its refusal naming what this verb can change."""
+    from ntkgap._infra import memory
+    from ntkgap.errors import MemoryLimitError
+
+    try:
+        memory.check_sizes(estimates)
+    except MemoryLimitError as exc:
+        msg = str(exc).replace("(lower the sizes)", f"({fix})")
+        msg = msg.replace("kmax=", "degrees to ")  # the theory's own cap, not an option here
+        raise UsageError(msg) from None
 
 
 # ------------------------------------------------------------- kernel side
@@ -154,7 +206,9 @@ def _eigenvalues(args):
     kmax = args.kmax if args.kmax is not None else (arch.leaves if tree else 16)
     memory.check_sizes(memory.eigen_estimates(arch, dom, kmax))
     es = ntkgap.eigensystem(arch, dom, kmax)
-    keep = np.asarray(es.k) <= kmax  # tree kernels list every block up to their cap
+    keep = np.flatnonzero(np.asarray(es.k) <= kmax)  # tree kernels list blocks up to their cap
+    if tree:  # by degree, then largest first: a block's class is its rank at its degree
+        keep = keep[np.lexsort((-np.asarray(es.eigenvalue)[keep], np.asarray(es.k)[keep]))]
     lam = np.asarray(es.eigenvalue, dtype=np.float64)[keep]
     mult = np.asarray(es.multiplicity, dtype=np.float64)[keep]
     # fc on the hypercube is summed in mpmath (exact to far below 1e-15); the
@@ -176,23 +230,52 @@ def _eigenvalues(args):
     if es.error is not None:
         out["error"] = np.asarray(es.error)[keep].tolist()
     note = "  (0 to float64 precision)"
+    cls = _tree_classes(out["k"]) if tree else [""] * len(lam)
     rows = [
-        f"{k:>6} {(0.0 if f else v):>14.6e} {m:>14.6g}" + (note if f else "")
-        for k, v, m, f in zip(out["k"], lam, mult, floor)
+        f"{k:>6} {(0.0 if f else v):>14.6e} {m:>14.6g}  {c}" + (note if f else "")
+        for k, v, m, f, c in zip(out["k"], lam, mult, floor, cls)
     ]
-    text = "\n".join(
-        [
-            f"{arch} on {dom} (trace {es.trace:.6g})",
-            f"{'k':>6} {'eigenvalue':>14} {'multiplicity':>14}",
-        ]
-        + rows
-    )
+    head = f"{'k':>6} {'eigenvalue':>14} {'multiplicity':>14}" + ("  class" if tree else "")
+    if tree:
+        out["class"] = cls
+        out["unread"] = _unread_row(arch, dom)
+        if out["unread"]:
+            u = out["unread"]
+            rows.append(f"{'any':>6} {0.0:>14.6e} {u['multiplicity_text']:>14}  {u['class']}")
+    text = "\n".join([f"{arch} on {dom} (trace {es.trace:.6g})", head] + rows)
     if floor.any():
         text += (
             f"\n{int(floor.sum())} eigenvalue(s) at the float64 floor (below 1e-300, or "
             f"below {FLOAT_FLOOR_RTOL:g} x trace where float64 sums made them) printed as 0"
         )
     _emit(args, out, text)
+
+
+def _tree_classes(ks):
+    """The subset class of each listed tree-kernel block: its degree |S| and
+    its rank among the blocks of that degree (largest eigenvalue first);
+    the blocks of one degree differ in how S sits in the tree."""
+    out, seen = [], {}
+    total = {k: list(ks).count(k) for k in set(ks)}
+    for k in ks:
+        seen[k] = seen.get(k, 0) + 1
+        out.append(f"|S|={k} shape {seen[k]}/{total[k]}")
+    return out
+
+
+def _unread_row(arch, dom):
+    """The block the tree never sees: every subset holding a coordinate the
+    arch does not read gets eigenvalue 0 (None when it reads every one)."""
+    d = getattr(dom, "d", None)
+    if d is None or d <= arch.leaves:
+        return None
+    return {
+        "class": f"S holds one of the {d - arch.leaves} unread coordinates "
+        f"{arch.leaves + 1}..{d}: eigenvalue 0",
+        "eigenvalue": 0.0,
+        "multiplicity": 2**d - 2**arch.leaves if d <= 64 else None,
+        "multiplicity_text": f"2^{d}-2^{arch.leaves}",
+    }
 
 
 #: eigenvalues below this fraction of the trace are float64 rounding noise
@@ -357,7 +440,9 @@ def _sample_complexity(args):
         raise UsageError(f"--n-max {args.n_max:g}: must lie in [1, 1e15]")
     arch, target = parse_arch(args.arch), parse_target(args.target)
     arch.check_domain(target.domain)
-    memory.check_sizes(memory.theory_estimates(arch, target))
+    _sizes(memory.theory_estimates(arch, target), "use a target with fewer coordinates d")
+    warnings = _fit_warnings(arch, target)
+    _warn(warnings)
     r = ntkgap.sample_complexity(
         arch, target, args.eps, ridge=args.ridge, noise=args.noise, n_max=args.n_max
     )
@@ -371,6 +456,7 @@ def _sample_complexity(args):
         "n_max": args.n_max,
         "theory_valid": valid,
         "theory_valid_fraction": VALID_FRACTION,
+        "warnings": warnings,
     }
     txt = (
         f"n*({args.eps:g}) = {r['n_star']}"
@@ -433,6 +519,7 @@ def _train(args):
         seeds=range(args.seed, args.seed + args.seeds),
         workers=args.workers,
     )
+    r["warnings"] = ntkgap.training_warnings(r)  # before the curve it reads is dropped
     if not args.curve:
         r.pop("loss_curve")
     r.update(arch=str(arch), target=str(target.spec), n=args.n)
@@ -448,7 +535,8 @@ def _train(args):
         r,
         f"{arch} width {args.width} on {target.spec}, n={args.n}: relative test MSE "
         f"{r['test_mse']:.4g} +- {r['test_mse_std']:.2g} (train {r['train_mse']:.3g}), "
-        f"{r['steps']} steps, {r['seconds']:.1f} s",
+        f"{r['steps']} steps, {r['seconds']:.1f} s"
+        + "".join(f"\nwarning: {w}" for w in r["warnings"]),
     )
 
 
@@ -535,6 +623,7 @@ def _show(args):
 
 # ----------------------------------------------------------------- compare
 def _compare_args(p):
+    from ntkgap._infra.config import PROFILES
     from ntkgap.targets import help_text
 
     p.add_argument(
@@ -545,13 +634,32 @@ def _compare_args(p):
         help="a target family ({L} or a missing L= takes the depth), or DAG files, one per depth",
     )
     p.add_argument("--L", required=True, dest="depths", help="depths, e.g. 1..4")
-    p.add_argument("--out", required=True, metavar="DIR", help="output folder (created)")
-    p.add_argument("--profile", default="quick", help="budget: quick or full [quick]")
+    p.add_argument("--out", metavar="DIR", help="output folder (created; not with --dry-run)")
+    p.add_argument("--profile", default=PROFILES[0], choices=PROFILES, help="budget")
+    p.add_argument("--eps", type=float, default=None, help="relative test MSE of n* [0.1]")
+    p.add_argument("--seeds", type=_int_at_least(2), default=None, help="seeds per cell")
+    p.add_argument(
+        "--n-max", default=None, metavar="N|kernel=N,net=M", help="search cap of both sides"
+    )
+    p.add_argument("--dry-run", action="store_true", help="print cells, theory n*, cost; run none")
+    p.add_argument("--force", action="store_true", help="run a design that cannot reach a verdict")
     p.add_argument("--jobs", type=_int_at_least(1), default=1, help="local worker processes [1]")
     p.add_argument(
         "--results", metavar="DIR", default=None, help="where the cells are stored [DIR/results]"
     )
     p.epilog = help_text()
+
+
+def _n_max_option(text):
+    """``--n-max N`` or ``--n-max kernel=N,net=M`` as an int or a dict."""
+    if text is None:
+        return None
+    try:
+        if "=" not in text:
+            return int(text)
+        return {k.strip(): int(v) for k, _, v in (kv.partition("=") for kv in text.split(","))}
+    except ValueError:
+        raise UsageError(f"--n-max {text!r}: give N or kernel=N,net=M (integers)") from None
 
 
 @verb(
@@ -560,15 +668,34 @@ def _compare_args(p):
     _compare_args,
 )
 def _compare(args):
-
+    if args.out is None and not args.dry_run:
+        raise UsageError("--out is required (except with --dry-run)")
     fam = args.family[0] if len(args.family) == 1 else args.family
     r = ntkgap.compare(
-        fam, args.depths, args.out, profile=args.profile, jobs=args.jobs, results=args.results
-    )
+        fam, args.depths, args.out, profile=args.profile, jobs=args.jobs, results=args.results,
+        eps=args.eps, seeds=args.seeds, n_max=_n_max_option(args.n_max), dry_run=args.dry_run,
+        force=args.force,
+    )  # fmt: skip
+    if args.dry_run:
+        return _emit(args, r, "\n".join(_dry_run_text(r)))
     text = [f"wrote {', '.join(r['files'])}"] + [
         f"  {c['id']}: {c['verdict']}" for c in r["claims"]
     ]
     _emit(args, r, "\n".join(text))
+
+
+def _dry_run_text(r):
+    b = r["budget"]
+    lines = [f"dry run, profile {r['profile']}, eps {b['eps']:g}: {len(r['cells'])} cells"]
+    for c in r["cells"]:
+        cap = f" n_max {c['n_max']}" if "n_max" in c else f" n {c['n']}"
+        lines.append(f"  L={c['L']} {c['method']:<10} {c['arch']:<22} {c['target']}{cap}")
+    for lab, by_L in r["n_star_theory"].items():
+        vals = ", ".join(f"L={L}: {'> 1e12' if n is None else n}" for L, n in by_L.items())
+        lines.append(f"theory n*: {lab}: {vals}")
+    lines.append(f"estimated cost: {r['cost']:.3g} ({r['cost_unit']})")
+    lines += [f"would refuse: {x}" for x in r["refusals"]]
+    return lines
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -618,6 +745,8 @@ def main(argv=None) -> int:
     except UsageError as exc:
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         sys.stderr.write(f"ntkgap: error: {msg}\n")
+        if "--json" in (sys.argv[1:] if argv is None else argv):  # one JSON object, as promised
+            sys.stdout.write(json.dumps({"error": msg, "status": 2}) + "\n")
         return 2
     except KeyboardInterrupt:
         sys.stderr.write("ntkgap: interrupted\n")

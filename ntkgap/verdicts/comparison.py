@@ -47,10 +47,14 @@ BUDGETS = {
                  eval_every=10, patience=0, theory_n=[4, 16]),
     "quick": dict(seeds=8, n_max=256, steps=300, width=32, lr=[0.003, 0.01], n_test=256,
                   batch=128, eval_every=50, patience=3, theory_n=[4, 16, 64, 256]),
+    "paper": dict(seeds=12, n_max=1024, steps=1000, width=64, lr=[0.003, 0.01], n_test=1024,
+                  batch=128, eval_every=100, patience=5, theory_n=[4, 16, 64, 256, 1024]),
     "full": dict(seeds=12, n_max=4096, steps=3000, width=64, lr=[0.003, 0.01], n_test=2048,
                  batch=128, eval_every=100, patience=10,
                  theory_n=[4, 16, 64, 256, 1024, 4096]),
 }  # fmt: skip
+#: the sides of ``--n-max kernel=N,net=M``: the methods each caps
+SIDES = {"kernel": ("theory", "ntk_search"), "net": ("net_search",)}
 #: Q1/Q2 of E4: (id, side a, side b, statement)
 CLAIMS = (
     ("Q1-tree", ("ntk_search", "tree"), ("net_search", "tree"),
@@ -153,77 +157,115 @@ def _has_theory(target) -> bool:
     return getattr(target.domain, "name", None) != "rhm"
 
 
-def plan(family, depths, budget: str = "quick") -> dict:
+def resolve_budget(budget: str = "quick", *, eps=None, seeds=None, n_max=None) -> dict:
+    """A budget of ``BUDGETS`` with the user's overrides filled in.
+
+    Args:
+        budget: a key of ``BUDGETS`` (a run profile, or ``tiny`` for tests).
+        eps: the relative test MSE n* is read at (default ``EPS``).
+        seeds: seeds per cell (default the budget's).
+        n_max: the search cap of both sides (int), or ``{"kernel": N,
+            "net": M}`` (default the budget's for both).
+
+    Returns:
+        The budget dict with ``eps`` and ``n_max_side`` ({side: cap}).
+    """
+    if budget not in BUDGETS:
+        raise UsageError(
+            f"--profile {budget!r} is not allowed (allowed: {', '.join(config.PROFILES)})"
+        )
+    b = dict(BUDGETS[budget], eps=EPS if eps is None else float(eps))
+    if not 0 < b["eps"] < 1:
+        raise UsageError(f"--eps {b['eps']:g}: must lie in (0, 1)")
+    if seeds is not None:
+        if int(seeds) < 2:
+            raise UsageError(f"--seeds {seeds}: at least 2 (a CI needs two seeds)")
+        b["seeds"] = int(seeds)
+    caps = n_max if isinstance(n_max, dict) else dict.fromkeys(SIDES, n_max)
+    if set(caps) - set(SIDES):
+        raise UsageError(f"--n-max: sides are {', '.join(SIDES)} (got {', '.join(caps)})")
+    b["n_max_side"] = {k: int(caps.get(k) or b["n_max"]) for k in SIDES}
+    if min(b["n_max_side"].values()) < 4:
+        raise UsageError(f"--n-max {n_max}: at least 4")
+    return b
+
+
+def _member_grids(target, spec: str, b: dict) -> list[dict]:
+    """The cells of one member target: theory (where it applies), the NTK
+    search and the network search, on its depth-aware arch and on fc."""
+    tree = _tree_arch(target, spec)
+    grids, seeds, eps = [], list(range(b["seeds"])), b["eps"]
+    for arch in [FC] if tree is None else [tree, FC]:
+        parse_arch(arch).check_domain(target.domain)
+        distinct = _distinct_inputs(target, parse_arch(arch))
+        small = distinct is not None  # far fewer samples than the inputs the arch tells apart
+        n_test = min(b["n_test"], max(16, distinct // 4)) if small else b["n_test"]
+        cap = {}
+        for side, side_max in b["n_max_side"].items():
+            cap[side] = max(2, min(side_max, distinct * 3 // 4 if small else side_max))
+        if _has_theory(target):
+            theory_n = sorted({n for n in b["theory_n"] if n <= cap["kernel"]} | {cap["kernel"]})
+            grids.append(dict(method="theory", arch=arch, target=spec, eps=[eps], n=theory_n))
+        for meth, side in (("ntk_search", "kernel"), ("net_search", "net")):
+            cell = dict(method=meth, arch=arch, target=spec, eps=eps, seeds=seeds,
+                        n_min=min(4, cap[side] - 1), n_max=cap[side], n_test=n_test)  # fmt: skip
+            if meth == "net_search":
+                cell.update({k: b[k] for k in ("width", "lr", "steps", "batch", "eval_every",
+                                                "patience")})  # fmt: skip
+            grids.append(cell)
+    return grids
+
+
+def plan(family, depths, budget: str = "quick", **overrides) -> dict:
     """The experiment config of a comparison, validated (nothing written).
 
     Args:
         family: a target spec (``{L}`` or a missing ``L=`` takes the depth)
             or a list of DAG files, one per depth.
         depths: the depths L (see :func:`parse_depths`).
-        budget: ``tiny``, ``quick`` or ``full`` (see ``BUDGETS``).
+        budget: a run profile of ``config.PROFILES`` (``tiny``: the test
+            budget; see ``BUDGETS``).
+        **overrides: ``eps``, ``seeds``, ``n_max`` (see :func:`resolve_budget`).
 
     Returns:
-        The config as a dict (``name``, ``title``, ``claim``, ``quick`` or
-        ``full``) plus ``_depths``: {target spec: L}.
+        The config as a dict (``name``, ``title``, ``claim``, the profile's
+        table) plus ``_depths`` ({target spec: L}), ``_budget`` and
+        ``_tree`` ({target spec: depth-aware arch or None}).
     """
-    if budget not in BUDGETS:
-        raise UsageError(f"--profile {budget!r} is not allowed (allowed: quick, full)")
-    b = BUDGETS[budget]
+    b = resolve_budget(budget, **overrides)
+    eps = b["eps"]
     depths = parse_depths(depths)
-    seeds = list(range(b["seeds"]))
-    grids, by_depth = [], {}
+    grids, by_depth, trees = [], {}, {}
     for L, spec in _members(family, depths):
         target = parse_target(spec)
         spec = str(target.spec)
         if spec in by_depth:
             raise UsageError(f"--family: depths {by_depth[spec]} and {L} give the same target")
-        by_depth[spec] = L
-        tree = _tree_arch(target, spec)
-        archs = [FC] if tree is None else [tree, FC]
-        for arch in archs:
-            parse_arch(arch).check_domain(target.domain)
-            distinct = _distinct_inputs(target, parse_arch(arch))
-            # far fewer samples than the inputs the arch can tell apart
-            small = distinct is not None
-            cap = distinct * 3 // 4 if small else b["n_max"]
-            n_max = max(2, min(b["n_max"], cap))
-            n_min = min(4, n_max - 1)
-            common = dict(arch=arch, target=spec, eps=EPS, seeds=seeds, n_min=n_min, n_max=n_max)
-            n_test = min(b["n_test"], max(16, distinct // 4)) if small else b["n_test"]
-            if _has_theory(target):
-                grids.append(
-                    dict(method="theory", arch=arch, target=spec, eps=[EPS],
-                         n=[n for n in b["theory_n"] if n <= max(cap, 4)])
-                )  # fmt: skip
-            grids.append(dict(method="ntk_search", n_test=n_test, **common))
-            grids.append(
-                dict(method="net_search", width=b["width"], lr=b["lr"], steps=b["steps"],
-                     batch=b["batch"], eval_every=b["eval_every"], patience=b["patience"],
-                     n_test=n_test, **common)
-            )  # fmt: skip
+        by_depth[spec], trees[spec] = L, _tree_arch(target, spec)
+        grids += _member_grids(target, spec, b)
     fam_text = family if isinstance(family, str) else ", ".join(family)
-    profile = "full" if budget == "full" else "quick"
+    profile = budget if budget in config.PROFILES else "quick"
     claim_list = [
         dict(id=cid, claim=f"{fam_text}: {text}",
              paper="kernel n* exponential in L, network n* polynomial (E4)",
              statistic="nstar_ratio_growth",
              predictors=[f"{a[0].replace('_search', '')}:{a[1]}",
                          f"{b_[0].replace('_search', '')}:{b_[1]}"],
-             params=dict(a=list(a), b=list(b_), eps=EPS, family={"name": NAME}),
+             params=dict(a=list(a), b=list(b_), eps=eps, family={"name": NAME}),
              # the depth rule is the statistic's, shared with E4 (claims.MIN_DEPTHS)
              rule=dict(kind="above", threshold=1.5), profile=profile)
         for cid, a, b_, text in CLAIMS
     ]  # fmt: skip
     cfg = {
         "name": NAME,
-        "title": f"compare: four predictors' n*({EPS}) vs depth L on {fam_text}",
+        "title": f"compare: four predictors' n*({eps:g}) vs depth L on {fam_text}",
         "claim": claim_list,
         profile: {"grid": grids},
     }
     for cell in runner.expand(cfg, profile, where="compare"):
         runner._check_cell_sizes(cell, "compare")
     claims.parse_claims(cfg, "compare")
-    cfg["_depths"] = by_depth
+    cfg.update(_depths=by_depth, _budget=b, _tree=trees)
     return cfg
 
 
@@ -256,7 +298,7 @@ def to_toml(cfg: dict) -> str:
     lines.append("# depth of each target: " + json.dumps(cfg.get("_depths", {})))
     for c in cfg.get("claim", []):
         lines += ["", "[[claim]]"] + [f"{k} = {_toml_value(v)}" for k, v in c.items()]
-    for prof in ("quick", "full"):
+    for prof in config.PROFILES:
         for g in cfg.get(prof, {}).get("grid", []):
             lines += ["", f"[[{prof}.grid]]"] + [f"{k} = {_toml_value(v)}" for k, v in g.items()]
     return "\n".join(lines) + "\n"
@@ -277,27 +319,29 @@ def _depths(by_depth: dict, profile: str):
         selection.depth_of, selection.matches = saved
 
 
-def _series():
+def _series(eps: float = EPS):
     """{label: {L: median record}} of the four predictors, and theory."""
     out = {}
     for meth, arch, label, _c, _m in SERIES:
         side = selection.Side(meth, arch, prefix=True)
-        recs = selection.nstar_by_depth(NAME, side, {"name": NAME}, EPS)
+        recs = selection.nstar_by_depth(NAME, side, {"name": NAME}, eps)
         out[label] = {L: r["median"] for L, r in recs.items()}
     for arch, label in (("fc", "fc NTK theory"), ("tree", "depth-aware NTK theory")):
-        out[label] = selection.theory_nstar_by_depth(NAME, {"name": NAME}, arch, EPS)
+        out[label] = selection.theory_nstar_by_depth(NAME, {"name": NAME}, arch, eps)
     return out
 
 
-def plot(series: dict, path_stem: str, title: str = "") -> None:
+def plot(series: dict, path_stem: str, title: str = "", eps: float = EPS) -> None:
     """n*(eps) vs depth L for the four predictors (median seed, 95% CI;
-    hollow triangles: not reached by n_max), with eigenlearning theory as
-    dashed lines; written as ``path_stem.png`` and ``path_stem.pdf``.
+    censored: an arrow from the cap, up for not reached by n_max, down for
+    reached at the smallest n), with eigenlearning theory as dashed lines;
+    written as ``path_stem.png`` and ``path_stem.pdf``.
 
     Args:
         series: ``{label: {L: record}}`` as :func:`_series` returns.
         path_stem: the output path without suffix.
-        title: the axes' title.
+        title: the axes' title (the verdicts are appended by the caller).
+        eps: the relative test MSE n* is read at.
 
     Returns:
         None.
@@ -315,10 +359,11 @@ def plot(series: dict, path_stem: str, title: str = "") -> None:
             n, x = med.get("n_star"), L + dx
             if n is None:
                 continue
-            if med.get("censored") == "right":
-                ax.plot(x, n, "^", color=color, mfc="none", ms=7)
-            elif med.get("censored") == "left":
-                ax.plot(x, n, "v", color=color, mfc="none", ms=7)
+            if med.get("censored") in ("right", "left"):  # a bound: an arrow from the cap
+                up = med["censored"] == "right"
+                ax.annotate("", xy=(x, n * (2.0 if up else 0.5)), xytext=(x, n),
+                            arrowprops=dict(arrowstyle="->", color=color, lw=1.2))  # fmt: skip
+                ax.plot(x, n, "_", color=color, ms=9)
             else:
                 lo, hi = med.get("lo") or n, med.get("hi") or n
                 ax.errorbar(x, n, yerr=[[n - lo], [hi - n]], fmt=mk, color=color, capsize=2)
@@ -328,8 +373,8 @@ def plot(series: dict, path_stem: str, title: str = "") -> None:
         if th:
             ax.plot(list(th), [v["n_star"] for v in th.values()], "--", color=color, lw=1,
                     label=label)  # fmt: skip
-    ax.plot([], [], "^", mfc="none", color="k", label="not reached by n_max")
-    ax.set(yscale="log", xlabel="depth L", ylabel=f"n*({EPS}) (median seed, 95% CI)")
+    ax.plot([], [], "_", color="k", ms=9, label="cap; arrow: n* beyond it (censored)")
+    ax.set(yscale="log", xlabel="depth L", ylabel=f"n*({eps:g}) (median seed, 95% CI)")
     ax.set_title(textwrap.fill(title, 70), fontsize=8)
     ax.xaxis.get_major_locator().set_params(integer=True)
     ax.legend(fontsize=6)
@@ -371,6 +416,107 @@ def _report(cfg, claims_out, run, series) -> str:
     return "\n".join(lines) + "\n"
 
 
+def theory_nstar(cfg: dict) -> dict:
+    """Eigenlearning's n*(eps) of every kernel cell the plan has theory for.
+
+    Args:
+        cfg: a config from :func:`plan`.
+
+    Returns:
+        ``{"fc NTK theory" | "depth-aware NTK theory": {L: n* or None}}``
+        (None: not reached by 1e12); absent where theory does not apply.
+
+    References:
+        Simon, Dickens, Karkada & DeWeese, "The eigenlearning framework"
+        (arXiv 2110.03922).
+    """
+    from ntkgap.kernels import theory  # here: JAX loads only when theory is asked for
+
+    out = {}
+    for g in _cells(cfg):
+        if g["method"] != "theory":
+            continue
+        a, t = parse_arch(g["arch"]), parse_target(g["target"])
+        sp, _ = theory.spectrum(a, t)
+        r = theory.nstar(sp, cfg["_budget"]["eps"], a, t.domain)
+        label = "fc NTK theory" if g["arch"] == FC else "depth-aware NTK theory"
+        out.setdefault(label, {})[cfg["_depths"][g["target"]]] = r["n_star"]
+    return out
+
+
+def _public(cfg: dict) -> dict:
+    """The budget a comparison ran with, as results.json records it."""
+    b = cfg["_budget"]
+    return {k: b[k] for k in ("eps", "seeds", "n_max_side", "steps", "width", "n_test")}
+
+
+def _cells(cfg: dict) -> list[dict]:
+    return [g for p in config.PROFILES for g in cfg.get(p, {}).get("grid", [])]
+
+
+def refusals(cfg: dict, nstar: dict) -> list[str]:
+    """Why a planned comparison cannot reach a verdict, even with censored
+    sides counted as bounds (empty: it can).
+
+    Args:
+        cfg: a config from :func:`plan`.
+        nstar: :func:`theory_nstar` of it.
+
+    Returns:
+        One-line reasons: too few depths for the statistic's depth rule
+        (``claims.MIN_DEPTHS``), a member without a depth-aware
+        architecture, every kernel cell capped below the theory's n*.
+    """
+    out, depths = [], sorted(set(cfg["_depths"].values()))
+    need = claims.MIN_DEPTHS["nstar_ratio_growth"]
+    if len(depths) < need:
+        out.append(f"--L gives {len(depths)} depth(s) {depths}; the claims' statistic "
+                   f"nstar_ratio_growth needs >= {need} (claims.MIN_DEPTHS): no verdict "
+                   "is possible; give more depths")  # fmt: skip
+    flat = [s for s, tree in cfg["_tree"].items() if tree is None]
+    if flat:
+        out.append(f"--family: {flat[0]} is not a balanced tree of arity >= 2 on aligned "
+                   "coordinate blocks, so it has no depth-aware architecture: Q1-tree, "
+                   "Q2-kernel and Q2-net cannot be evaluated")  # fmt: skip
+    caps = {(g["arch"] == FC, cfg["_depths"][g["target"]]): g["n_max"]
+            for g in _cells(cfg) if g["method"] == "ntk_search"}  # fmt: skip
+    pairs = [(lab, L, n, caps[(lab.startswith("fc"), L)])
+             for lab, by_L in nstar.items() for L, n in by_L.items()]  # fmt: skip
+    if pairs and all(n is None or n > cap for _lab, _L, n, cap in pairs):
+        lab, L, n, cap = pairs[0]
+        out.append(
+            f"every kernel cell's cap is below the theory's n* (e.g. {lab} at L={L}: "
+            f"n_max {cap} < n* {n}): every search would be censored; raise --n-max"
+        )
+    return out
+
+
+def dry_run_summary(cfg: dict, nstar: dict) -> dict:
+    """What a comparison would run: its cells, the theory's n* per predictor
+    and its cost under the runner's cost model.
+
+    Args:
+        cfg: a config from :func:`plan`.
+        nstar: :func:`theory_nstar` of it.
+
+    Returns:
+        ``{"cells", "n_star_theory", "cost", "cost_unit", "refusals"}``.
+    """
+    from ntkgap.runs import registry
+
+    profile = next(p for p in config.PROFILES if p in cfg)
+    cells = [dict(g, L=cfg["_depths"][g["target"]]) for g in _cells(cfg)]
+    cost = sum(registry.cost(c) for c in runner.expand(cfg, profile, where="compare"))
+    return {
+        "cells": cells,
+        "n_star_theory": {lab: {str(L): n for L, n in v.items()} for lab, v in nstar.items()},
+        "cost": cost,
+        "cost_unit": "relative units of the runner's cost model (ntkgap.runs.registry), not "
+        "seconds: benchmarks/estimate_profile.py converts them with stored timings",
+        "refusals": refusals(cfg, nstar),
+    }
+
+
 def check_out(out: str) -> None:
     """Raises the one-line UsageError unless folder ``out`` can be used.
 
@@ -393,25 +539,55 @@ def check_out(out: str) -> None:
 
 
 def compare(
-    family, depths, out: str, *, profile: str = "quick", jobs: int = 1, results: str | None = None
-) -> dict:
+    family, depths, out: str | None, *, profile: str = "quick", jobs: int = 1,
+    results: str | None = None, eps: float | None = None, seeds: int | None = None,
+    n_max=None, dry_run: bool = False, force: bool = False, budget: str | None = None,
+) -> dict:  # fmt: skip
     """Run the E4 design on a target family and write the folder ``out``.
 
     Args:
         family: a target spec or a list of DAG files (see :func:`plan`).
         depths: the depths L (``"1..4"``, a list, ...).
-        out: the output folder (created if its parent exists).
-        profile: ``quick`` or ``full`` (``tiny``: a test budget).
+        out: the output folder (created if its parent exists; unused and
+            may be None with ``dry_run``).
+        profile: a run profile of ``config.PROFILES``.
         jobs: local worker processes of the runner.
         results: where the cells are stored (default ``out/results``).
+        eps: the relative test MSE n* is read at (default ``EPS``).
+        seeds: seeds per cell (default the profile's budget).
+        n_max: the search cap of both sides, or ``{"kernel": N, "net": M}``.
+        dry_run: plan only: return the cells, theory n* and cost, write nothing.
+        force: run even a design :func:`refusals` says cannot reach a verdict.
+        budget: the budget of ``BUDGETS`` (default the profile's; ``tiny``
+            is the tests' budget, run and stored under ``profile``).
 
     Returns:
-        ``{"out", "files", "run", "claims"}``: the written paths, the
-        runner's summary and the claims in the summary.json claim format.
+        ``{"out", "files", "run", "claims", "profile", "budget", ...}``: the
+        written paths, the runner's summary and the claims in the
+        summary.json claim format (with ``dry_run``: :func:`dry_run`'s dict).
     """
-    cfg = plan(family, depths, profile)  # every check first: bad input writes nothing
-    check_out(out)
-    run_profile = "full" if profile == "full" else "quick"
+    if profile not in config.PROFILES:
+        raise UsageError(
+            f"--profile {profile!r} is not allowed (allowed: {', '.join(config.PROFILES)})"
+        )
+    if budget is not None and budget not in BUDGETS:
+        raise UsageError(f"budget {budget!r} is not one of {', '.join(BUDGETS)}")
+    cfg = plan(family, depths, budget or profile, eps=eps, seeds=seeds, n_max=n_max)
+    run_profile = next(p for p in config.PROFILES if p in cfg)
+    if run_profile != profile:  # the tests' budget, stored under the profile asked for
+        cfg[profile] = cfg.pop(run_profile)
+        for c in cfg["claim"]:
+            c["profile"] = profile
+        run_profile = profile
+    nstar = theory_nstar(cfg)
+    if dry_run:
+        plan_out = dry_run_summary(cfg, nstar)
+        return dict(plan_out, dry_run=True, profile=run_profile, budget=_public(cfg),
+                    targets=cfg["_depths"])  # fmt: skip
+    reasons = refusals(cfg, nstar)
+    if reasons and not force:
+        raise UsageError(reasons[0] + " (--force runs it anyway)")
+    check_out(out)  # every check first: bad input writes nothing
     ensure_folder(out)
     toml_path = os.path.join(out, "compare.toml")
     atomic_write(toml_path, to_toml(cfg))
@@ -420,9 +596,11 @@ def compare(
         run = runner.run(toml_path, run_profile, jobs=jobs)
         with _depths(cfg["_depths"], run_profile):
             evaluated = [claims.evaluate(c, NAME) for c in claims.parse_claims(cfg, toml_path)]
-            series = _series()
+            series = _series(cfg["_budget"]["eps"])
     claims_out = [{k: c[k] for k in SUMMARY_KEYS} for c in evaluated]
-    plot(series, os.path.join(out, "compare"), cfg["title"])
+    verdicts = "; ".join(f"{c['id']}: {c['verdict']}" for c in claims_out)
+    plot(series, os.path.join(out, "compare"), f"{cfg['title']}\n{verdicts}",
+         eps=cfg["_budget"]["eps"])  # fmt: skip
     atomic_write(os.path.join(out, "report.md"), _report(cfg, claims_out, run, series))
     files = [os.path.join(out, f) for f in ("compare.toml", "report.md", "compare.png",
                                              "compare.pdf", "results.json")]  # fmt: skip
@@ -431,7 +609,9 @@ def compare(
         "family": family,
         "depths": sorted(set(cfg["_depths"].values())),
         "targets": cfg["_depths"],
-        "profile": profile,
+        "profile": run_profile,
+        "budget": _public(cfg),
+        "forced": reasons if force else [],
         "files": files,
         "run": run,
         "seconds": time.perf_counter() - start,
