@@ -467,17 +467,18 @@ def refusals(cfg: dict, nstar: dict) -> list[str]:
         (``claims.MIN_DEPTHS``), a member without a depth-aware
         architecture, every kernel cell capped below the theory's n*.
     """
-    out, depths = [], sorted(set(cfg["_depths"].values()))
+    depths = sorted(set(cfg["_depths"].values()))
     need = claims.MIN_DEPTHS["nstar_ratio_growth"]
+    flat = [s for s, tree in cfg["_tree"].items() if tree is None]
+    out = [] if not flat else [
+        f"--family: {flat[0]} is not a balanced tree of arity >= 2 on aligned coordinate "
+        "blocks, so it has no depth-aware architecture: Q1-tree, Q2-kernel and Q2-net "
+        "cannot be evaluated"
+    ]  # fmt: skip
     if len(depths) < need:
         out.append(f"--L gives {len(depths)} depth(s) {depths}; the claims' statistic "
                    f"nstar_ratio_growth needs >= {need} (claims.MIN_DEPTHS): no verdict "
                    "is possible; give more depths")  # fmt: skip
-    flat = [s for s, tree in cfg["_tree"].items() if tree is None]
-    if flat:
-        out.append(f"--family: {flat[0]} is not a balanced tree of arity >= 2 on aligned "
-                   "coordinate blocks, so it has no depth-aware architecture: Q1-tree, "
-                   "Q2-kernel and Q2-net cannot be evaluated")  # fmt: skip
     caps = {(g["arch"] == FC, cfg["_depths"][g["target"]]): g["n_max"]
             for g in _cells(cfg) if g["method"] == "ntk_search"}  # fmt: skip
     pairs = [(lab, L, n, caps[(lab.startswith("fc"), L)])

@@ -1,0 +1,255 @@
+"""Issue #30's table, one test (or a few) per row: the command a new user
+ran, and the behaviour the issue asks for instead. In-process (``cli.main``)
+with tiny sizes; planted training results where a real run would be slow.
+Row 6 (the RHM in spectrum / sample-complexity / learning-curve) is tested
+with that work, not here."""
+
+import json
+import os
+
+import pytest
+from conftest import ROOT
+
+import ntkgap
+from ntkgap import cli
+
+FAMILY = "tree:d=16,arity=2,node=tanh"
+TREE_DAG = os.path.join(ROOT, "tests", "data", "dags", "tree.toml")  # depth-2 binary tree
+HAND_DAG = os.path.join(ROOT, "tests", "data", "dags", "hand.toml")
+
+
+def _main(capsys, *argv):
+    rc = cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def _one_line_refusal(rc, err):
+    assert rc == 2 and err.startswith("ntkgap: error: ") and err.count("\n") == 1, err
+
+
+# ------------------------------------------------------------ rows 1, 4, 5
+def test_row1_compare_profile_tiny_is_refused(capsys, tmp_path):
+    out = tmp_path / "X"
+    rc, _, err = _main(capsys, "compare", "--family", FAMILY, "--L", "2..3", "--out",
+                       str(out), "--profile", "tiny")  # fmt: skip
+    _one_line_refusal(rc, err)
+    assert "tiny" in err and "quick" in err and not out.exists()
+
+
+@pytest.mark.parametrize(
+    "family, depths, says",
+    [
+        (FAMILY, "2..3", "needs >= 3"),  # the statistic's depth rule (claims.MIN_DEPTHS)
+        (HAND_DAG, "3", "not a balanced tree"),  # a DAG that fits no tree arch
+    ],
+)
+def test_row4_designs_without_a_verdict_are_refused_up_front(capsys, tmp_path, family, depths,
+                                                             says):  # fmt: skip
+    rc, _, err = _main(capsys, "compare", "--family", family, "--L", depths, "--out",
+                       str(tmp_path / "o"))  # fmt: skip
+    _one_line_refusal(rc, err)
+    assert says in err and "--force" in err
+    assert os.listdir(tmp_path) == []
+
+
+def test_row4_force_plans_the_refused_design(capsys):
+    rc, out, _ = _main(capsys, "compare", "--family", FAMILY, "--L", "2..3", "--dry-run",
+                       "--force", "--json")  # fmt: skip
+    assert rc == 0
+    assert any("needs >= 3" in x for x in json.loads(out)["refusals"])
+
+
+def test_row5_dry_run_takes_eps_seeds_and_per_side_caps(capsys):
+    rc, out, _ = _main(capsys, "compare", "--family", FAMILY, "--L", "2..4", "--eps", "0.3",
+                       "--seeds", "3", "--n-max", "kernel=200,net=100", "--dry-run",
+                       "--json")  # fmt: skip
+    assert rc == 0
+    r = json.loads(out)
+    search = [c for c in r["cells"] if c["method"].endswith("_search")]
+    assert {c["eps"] for c in search} == {0.3} and all(c["seeds"] == [0, 1, 2] for c in search)
+    # the fc and tree archs read 16 and 2^L coordinates: the cap is the smaller of
+    # the side's and 3/4 of the distinct inputs
+    for c in search:
+        side = 200 if c["method"] == "ntk_search" else 100
+        reads = 16 if c["arch"].startswith("fc") else 2 ** c["L"]
+        assert c["n_max"] == min(side, 2**reads * 3 // 4)
+    assert r["cost"] > 0 and "registry" in r["cost_unit"]
+    for L in (2, 3, 4):  # the theory n* per predictor, as sample_complexity gives it
+        t = f"tree:d=16,L={L},arity=2,node=tanh"
+        want = ntkgap.sample_complexity("fc:depth=2", t, eps=0.3)["n_star"]
+        assert r["n_star_theory"]["fc NTK theory"][str(L)] == want
+
+
+def test_row5_every_cap_below_theory_is_refused(capsys, tmp_path):
+    rc, _, err = _main(capsys, "compare", "--family", FAMILY, "--L", "2..4", "--n-max", "5",
+                       "--out", str(tmp_path / "o"))  # fmt: skip
+    _one_line_refusal(rc, err)
+    assert "cap is below the theory's n*" in err and "--n-max" in err
+
+
+def test_row5_censored_points_are_arrows_from_the_cap(tmp_path, monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    from ntkgap.verdicts import comparison
+
+    figs = []
+    monkeypatch.setattr(plt, "close", figs.append)
+    series = {"fc NTK (KRR)": {2: {"n_star": 12, "censored": "right"}},
+              "fc net (trained)": {2: {"n_star": 8, "censored": None, "lo": 6,
+                                       "hi": 9}}}  # fmt: skip
+    comparison.plot(series, str(tmp_path / "c"), "t")
+    ax = figs[0].axes[0]
+    arrows = [a for a in ax.texts if getattr(a, "arrow_patch", None) is not None]
+    assert len(arrows) == 1 and arrows[0].xyann[1] == 12 and arrows[0].xy[1] > 12
+    # no marker at the cap but the cap's tick: a bound is not drawn as a measurement
+    at_cap = [ln.get_marker() for ln in ax.lines if 12 in list(ln.get_ydata())]
+    assert at_cap == ["_"]
+
+
+# ------------------------------------------------------------------ row 2
+def test_row2_claim_statistic_typo_is_refused_at_load():
+    from ntkgap.errors import UsageError
+    from ntkgap.verdicts import claims
+
+    cfg = {"claim": [dict(id="x", claim="c", paper="p", statistic="nstar_ratio_grwth",
+                          predictors=["ntk:fc", "net:fc"], params={}, profile="quick",
+                          rule=dict(kind="above", threshold=1.5))]}  # fmt: skip
+    with pytest.raises(UsageError, match="nstar_ratio_grwth"):
+        claims.parse_claims(cfg, "cfg")
+
+
+# ------------------------------------------------------------ rows 7, 8, 9
+def _planted(**kw):
+    r = dict(seeds=[0, 1], best_step=[0, 100], steps_per_seed=[5000, 5000], overlap=0.0,
+             train_duplicates=[0, 0],
+             loss_curve=[{"step": 0, "train_loss": [1.0, 1.0]},
+                         {"step": 5000, "train_loss": [0.5, 0.2]}])  # fmt: skip
+    r.update(kw)
+    return r
+
+
+@pytest.mark.parametrize(
+    "planted, says",
+    [
+        (_planted(), ["seed(s) 0: the scored checkpoint is the initial"]),  # row 7
+        (
+            _planted(best_step=[50, 100], overlap=1.0, train_duplicates=[84, 80]),
+            ["overlap 1 ", "164 duplicate"],
+        ),  # row 8  # fmt: skip
+        (
+            _planted(
+                best_step=[50, 100],
+                loss_curve=[
+                    {"step": 0, "train_loss": [0.988, 1.0]},
+                    {"step": 50, "train_loss": [0.97, 0.5]},
+                ],
+            ),
+            ["seed(s) 0: no progress"],
+        ),  # row 9: 1.8% lower is within 5%  # fmt: skip
+        (_planted(best_step=[50, 100]), []),
+    ],
+)
+def test_rows789_training_warnings(planted, says):
+    w = " | ".join(ntkgap.training_warnings(planted))
+    for s in says:
+        assert s in w
+    assert bool(ntkgap.training_warnings(planted)) == bool(says)
+
+
+def test_rows789_train_json_and_text_carry_the_warnings(capsys, monkeypatch):
+    from ntkgap.nets import training
+
+    monkeypatch.setattr(
+        training, "train",
+        lambda *a, **k: _planted(test_mse=1.124, test_mse_std=0.057, train_mse=0.96, steps=5000,
+                                 seconds=1.0, diverged=False, overlap=0.5),
+    )  # fmt: skip
+    argv = ["train", "--arch", "fc:depth=2", "--width", "64", "--target", "parity:d=20,k=3",
+            "--n", "200", "--seeds", "2"]  # fmt: skip
+    rc, out, _ = _main(capsys, *argv, "--json")
+    assert rc == 0 and len(json.loads(out)["warnings"]) == 2
+    rc, out, _ = _main(capsys, *argv)
+    assert rc == 0 and out.count("\nwarning: ") == 2 and "initial (untrained) net" in out
+
+
+# ----------------------------------------------------------------- row 10
+def test_row10_tree_eigenvalues_are_sorted_labelled_and_name_unread(capsys):
+    rc, out, _ = _main(capsys, "eigenvalues", "--arch", "tree:arity=2,L=2", "--domain",
+                       "hypercube:d=7", "--json")  # fmt: skip
+    r = json.loads(out)
+    assert rc == 0 and r["k"] == sorted(r["k"])
+    # 4 leaves: subsets of degree 2 sit in one subtree (2) or across (4)
+    assert [c.split(" shape")[0] for c in r["class"]] == [f"|S|={k}" for k in r["k"]]
+    two = [m for k, m in zip(r["k"], r["multiplicity"]) if k == 2]
+    assert sorted(two) == [2, 4]
+    assert sum(r["multiplicity"]) == 2**4
+    assert r["unread"]["eigenvalue"] == 0 and r["unread"]["multiplicity"] == 2**7 - 2**4
+    rc, text, _ = _main(capsys, "eigenvalues", "--arch", "tree:arity=2,L=2", "--domain",
+                        "hypercube:d=7")  # fmt: skip
+    assert "class" in text and "unread coordinates 5..7: eigenvalue 0" in text
+
+
+# ----------------------------------------------------------------- row 11
+def test_row11_sample_complexity_warns_when_the_dag_is_another_tree(capsys):
+    rc, out, err = _main(capsys, "sample-complexity", "--arch", "tree:arity=2,L=1",
+                         "--target", f"file:{TREE_DAG}", "--json")  # fmt: skip
+    assert rc == 0 and "tree:arity=2,L=2" in json.loads(out)["warnings"][0]
+    assert err.startswith("ntkgap: warning: ")
+    rc, out, err = _main(capsys, "sample-complexity", "--arch", "tree:arity=2,L=2",
+                         "--target", f"file:{TREE_DAG}", "--json")  # fmt: skip
+    assert rc == 0 and json.loads(out)["warnings"] == [] and err == ""
+
+
+# ----------------------------------------------------------------- row 12
+def test_row12_api_carries_the_cli_key():
+    r = ntkgap.sample_complexity("fc:depth=2", "parity:d=6,k=2", eps=0.1)
+    assert r["n_star_theory"] == r["n_star"] is not None
+
+
+@pytest.mark.parametrize("name", sorted(ntkgap.API))
+def test_row12_every_api_function_has_a_signature_in_help(name):
+    import inspect
+    import pydoc
+
+    fn = ntkgap.API[name]
+    params = list(inspect.signature(fn).parameters)
+    first = pydoc.render_doc(fn, renderer=pydoc.plaintext).splitlines()[2]
+    assert first.startswith(f"{name}(") and all(p in first for p in params)
+
+
+@pytest.mark.xfail(strict=True, reason="needs __repr__ in targets/ and nets/arch.py (the lead's)")
+@pytest.mark.parametrize("spec", ["parity:d=20,k=3", "fc:depth=2"])
+def test_row12_repr_round_trips_to_the_spec(spec):
+    obj = ntkgap.target(spec) if spec.startswith("parity") else ntkgap.arch(spec)
+    again = ntkgap.target if spec.startswith("parity") else ntkgap.arch
+    assert "object at 0x" not in repr(obj) and str(again(eval(repr(obj)).spec)) == str(obj)
+
+
+# ------------------------------------------------------------- rows 13-15
+def test_row13_errors_are_json_under_json(capsys):
+    rc, out, err = _main(capsys, "spectrum", "--target", "parity:d=20,k=30", "--json")
+    _one_line_refusal(rc, err)
+    assert json.loads(out) == {"error": err[len("ntkgap: error: ") :].strip(), "status": 2}
+
+
+@pytest.mark.parametrize("where, says", [("afile/K.npy", "is a file, not a folder"),
+                                          ("/proc/K.npy", "cannot write /proc/K.npy")])  # fmt: skip
+def test_row14_out_is_checked_before_any_compute(capsys, tmp_path, monkeypatch, where, says):
+    (tmp_path / "afile").write_text("x")
+    monkeypatch.setattr(ntkgap, "gram", lambda *a, **k: pytest.fail("computed the Gram"))
+    path = where if where.startswith("/") else str(tmp_path / where)
+    rc, _, err = _main(capsys, "kernel", "--arch", "fc:depth=2", "--domain", "hypercube:d=4",
+                       "--out", path)  # fmt: skip
+    _one_line_refusal(rc, err)
+    assert says in err and "does not exist" not in err
+
+
+def test_row15_refusal_suggests_only_options_the_verb_has(capsys):
+    rc, _, err = _main(capsys, "sample-complexity", "--arch", "fc:depth=2", "--target",
+                       "tree:d=100000,L=3,arity=2,node=and")  # fmt: skip
+    _one_line_refusal(rc, err)
+    assert "kmax" not in err and "fewer coordinates" in err
