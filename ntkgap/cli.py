@@ -391,6 +391,9 @@ def _learning_curve(args):
         "theory_valid_fraction": VALID_FRACTION,
         "jitter_notes": r["jitter_notes"],
         "arch_reads": arch.reads(target.domain),
+        "kappa": r["kappa"],
+        "learnability": r["learnability"],
+        "modes": r["modes"],
     }
     rows = zip(ns, r["empirical"], r["empirical_std"], r["theory"], r["theory_valid"])
     text = "\n".join(
@@ -481,6 +484,11 @@ def _train_args(p):
     p.add_argument("--n-test", type=_int_at_least(10), default=2000, help="test points [2000]")
     p.add_argument("--curve", action="store_true", help="include the loss curve in the JSON")
     p.add_argument(
+        "--kernels",
+        action="store_true",
+        help="also the after-kernel and initial empirical-NTK regressions and kernel diagnostics",
+    )
+    p.add_argument(
         "--workers",
         type=_int_at_least(1),
         default=None,
@@ -518,7 +526,17 @@ def _train(args):
         n_test=args.n_test,
         seeds=range(args.seed, args.seed + args.seeds),
         workers=args.workers,
+        return_params=args.kernels,
     )
+    if args.kernels:
+        from ntkgap.kernels import after_kernel  # JAX is loaded by now
+
+        r.update(
+            after_kernel.train_kernels(
+                r, arch, args.width, target, args.n, cfg=cfg, n_test=args.n_test
+            )
+        )
+        r.pop("params_init"), r.pop("params_final")  # parameters are not JSON
     r["warnings"] = ntkgap.training_warnings(r)  # before the curve it reads is dropped
     if not args.curve:
         r.pop("loss_curve")
@@ -538,6 +556,29 @@ def _train(args):
         f"{r['steps']} steps, {r['seconds']:.1f} s"
         + "".join(f"\nwarning: {w}" for w in r["warnings"]),
     )
+
+
+def _predict_args(p):
+    _arch_target_args(p)
+    p.add_argument("--eps", type=float, default=0.1, help="relative test MSE [0.1]")
+    p.add_argument("--no-seal", action="store_true", help="do not write the sealed prediction file")
+
+
+@verb("predict", "n* of the own-architecture NTK and of the trained net, before training",
+      _predict_args)  # fmt: skip
+def _predict(args):
+    out = ntkgap.predict(args.target, args.arch, args.eps, seal=not args.no_seal)
+    lo, hi = out["net_interval"]
+    law = out["law"]
+    text = "\n".join([
+        f"kernel n*({args.eps}): {out['kernel_n_star']:.4g}"
+        + ("" if out["kernel_theory_valid"] else " (theory not valid)"),
+        f"net n*({args.eps}): {out['net_n_star']:.4g}, 95% prediction interval [{lo:.4g}, {hi:.4g}]"
+        f" (law {law['form']}, fitted on {len(law['families'])} other families)",
+        f"winner: {out['winner']} (ratio {out['ratio']:.3g})"
+        + (f"; sealed in {out['sealed']}" if out.get("sealed") else ""),
+    ])  # fmt: skip
+    _emit(args, out, text)
 
 
 # ------------------------------------------------------------- experiments
