@@ -1,5 +1,6 @@
 """Malformed specs and options: one line on stderr naming the field, exit 2,
-no traceback, nothing on stdout, no output file."""
+no traceback, no output file; under --json stdout holds exactly the error
+as one JSON object (#30 row 13)."""
 
 import json
 import os
@@ -140,7 +141,7 @@ def test_cli_bad_input_one_line_exit_2(cli, argv, message, tmp_path):
     assert lines[0].startswith("ntkgap: error: ")
     assert message in lines[0]
     assert "Traceback" not in r.stderr
-    assert r.stdout == ""
+    assert json.loads(r.stdout) == {"error": lines[0][len("ntkgap: error: ") :], "status": 2}
     assert os.listdir(tmp_path) == []
 
 
@@ -166,7 +167,7 @@ def test_bad_train_workers_variable_one_line(cli, value, tmp_path):
     assert r.stderr.strip().splitlines() == [
         f"ntkgap: error: NTKGAP_TRAIN_WORKERS={value!r} must be an integer >= 1"
     ]
-    assert r.stdout == "" and os.listdir(tmp_path) == []
+    assert json.loads(r.stdout)["status"] == 2 and os.listdir(tmp_path) == []
 
 
 def test_cli_help_lists_verbs(cli):
