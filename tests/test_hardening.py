@@ -64,8 +64,10 @@ def test_huge_sizes_refused_in_under_a_second_one_line(argv, field, capsys):
     rc = cli.main(argv + ["--json"])
     took = time.perf_counter() - start
     out, err = capsys.readouterr()
-    assert rc == 2 and out == ""
     assert len(err.strip().splitlines()) == 1 and err.startswith("ntkgap: error:"), err
+    # --json: the error as one JSON object on stdout too (#30 row 13)
+    assert rc == 2 and json.loads(out) == {"error": err[len("ntkgap: error: ") :].strip(),
+                                           "status": 2}  # fmt: skip
     assert field in err
     if "support of" not in err:  # a size refusal names the estimate and the limit
         assert "needs about" in err and "limit" in err
