@@ -46,13 +46,15 @@ $(REF_STAMP): requirements-ref.lock setup.cfg pyproject.toml
 # experiments -> results (resumable, keyed by cell) -> figures -> REPORT.md
 # Each profile runs its own experiments (a claim names the profile that
 # decides it; REPORT.md lists the others as not run): quick (the default,
-# <= 15 minutes) decides the E4 headline; paper (<= 60 minutes) runs quick's
+# <= 15 minutes) decides the E4 headline, its two halves and control, E1, E3b; paper (<= 60 minutes) runs quick's
 # cells and every other seed claim; full holds the extended grids.
-EXPS_quick := e1_spectra zoo e3b_parity e6_lazy_rich e3a_sawtooth e4_trees
-EXPS_paper := $(EXPS_quick) e2_control e9_rhm e8_universality e11_after_kernel e10_predict
+EXPS_quick := e1_spectra zoo e3b_parity e4_trees
+EXPS_paper := $(EXPS_quick) e6_lazy_rich e3a_sawtooth e2_control e9_rhm e8_universality \
+  e11_after_kernel e10_predict
 EXPS_full := $(EXPS_paper)
-FIGS_quick := e1_spectra e3a_sawtooth e3b_parity e4_trees e5_theory e6_lazy_rich e7_dichotomy spectra
-FIGS_paper := $(FIGS_quick) e2_control e9_rhm e8_universality e11_after_kernel e10_predict
+FIGS_quick := e1_spectra e3b_parity e4_trees e7_dichotomy spectra
+FIGS_paper := $(FIGS_quick) e3a_sawtooth e5_theory e6_lazy_rich e2_control e9_rhm \
+  e8_universality e11_after_kernel e10_predict
 FIGS_full := $(FIGS_paper)
 EXPS := $(EXPS_$(PROFILE))
 FIGS := $(FIGS_$(PROFILE))

@@ -32,36 +32,75 @@ def stored_config(cfg):
 
 
 def budgets(cfg):
-    """One line per network grid of the profile: width, steps, optimiser..."""
+    """One line per network grid of the profile as run (quick's grids too
+    where the profile holds them): width, steps, optimiser, rates..."""
 
     def j(v):
         return ", ".join(map(str, v)) if isinstance(v, list) else str(v)
 
+    if not runs_config.has_profile(cfg, PROFILE):
+        return []
     out = []
-    for g in cfg.get(PROFILE, {}).get("grid", []):
+    for g in runs_config.expand(cfg, PROFILE, validate=False):
         if g["method"] not in ("net", "net_search"):
             continue
-        lr = g.get("lr", 0.001)
+        lr = g["lr"]
         out.append(
-            f"{j(g['arch'])}: width {j(g['width'])}, at most {j(g.get('steps', 5000))} steps of "
-            f"{g.get('optimizer', 'adam')}"
+            f"{g['arch']}: width {g['width']}, at most {g['steps']} steps of "
+            f"{g['optimizer']}"
             + (
-                f" (early stop: patience {g['patience']} checks of {g.get('eval_every', 100)})"
+                f" (early stop: patience {g['patience']} checks of {g['eval_every']})"
                 if g.get("patience")
                 else ""
             )
             + (f", lr chosen on validation from {j(lr)}" if isinstance(lr, list) else f", lr {lr}")
-            + (f", batch {j(g['batch'])}" if g.get("batch") else ", full batch")
-            + (f", alpha {j(g['alpha'])}" if g.get("alpha") else "")
+            + (f", batch {g['batch']}" if g.get("batch") else ", full batch")
+            + (f", alpha {g['alpha']}" if g.get("alpha") else "")
             + (f", {len(g['seeds'])} seeds" if isinstance(g.get("seeds"), list) else "")
         )
-    return out
+    return list(dict.fromkeys(out))
 
 
-def fmt(v):
+#: what each statistic's value is, for the summary table (a name and a unit)
+VALUE_OF = {
+    "nstar_ratio_growth": "per-level factor of n*(A)/n*(B) (x per level)",
+    "nstar_ratio": "log10 n*(A)/n*(B)",
+    "nstar_kernel_convexity": "change per level of the kernel's per-level n* factor (x)",
+    "nstar_net_power": "exponent p of n* ~ C^p (C: constituents)",
+    "nstar_scaling": "exponent of n* against the scaling variable",
+    "decay_exponent": "|fitted eigenvalue exponent - paper's exponent|",
+    "log_ratio_every_n": "log10 test-MSE ratio, NTK / net (worst n)",
+    "log_ratio_at_n": "log10 test-MSE ratio at the claim's n",
+    "theory_growth": "per-level growth factor (theory)",
+    "after_kernel_share": "share of the log n* gap the after-kernel closes",
+    "lazy_control": "after-kernel vs initial-kernel change",
+    "e10_kernel": "median |log10 predicted / measured| (kernel)",
+    "e10_net": "median |log10 predicted / measured| (net)",
+    "e10_winner": "share of winners predicted right",
+    "e10_coverage": "prediction-interval coverage - 0.95",
+}
+
+
+def fmt(v, open_end="-"):
     if v is None:
-        return "-"
+        return open_end
     return f"{v:.3g}" if abs(v) < 1e4 else f"{v:.3e}"
+
+
+def ci_text(c):
+    """The CI with its open ends said so ("open"), or "-" when there is none."""
+    if c["lo"] is None and c["hi"] is None:
+        return "-"
+    return f"[{fmt(c['lo'], 'open')}, {fmt(c['hi'], 'open')}]"
+
+
+def robust_text(c):
+    r = c.get("robustness")
+    if not r:
+        return "-"
+    return f"eps {r['eps']}: {r['verdict_eps']}; 2x budget: {r['verdict_budget']}" + (
+        " (**flips**)" if r["flips"] else ""
+    )
 
 
 claims, budget_lines, names = [], [], []
@@ -88,23 +127,14 @@ captions = {
     "(ridgeless and validation-tuned ridge) and the trained two-layer net of the same "
     "architecture, per (activation, b_std); median seed with its order-statistic CI, triangles: "
     "censored; dashed: eigenlearning.",
-    "e4_trees": "E4. Compositional trees (d = 40; one panel per arity and node, its kurtosis per "
-    "depth in the title; their kurtosis, max |y| and Walsh degree in the table above) and random "
-    "layered circuits (fan-in 3, a DAG over 2^L inputs, seed 1; the tree predictors are a "
-    "misspecified control there, theory only, and the grey line counts its 2^(2^L) support "
-    "configurations): "
-    "n*(0.1) vs depth L on the same splits for the tree NTK (ridgeless, and "
-    "with its ridge tuned on the nets' validation split), the trained tree network (same "
-    "architecture), the fc NTK and the trained fc network; median seed with its order-statistic "
-    "CI; triangles: not reached by n_max (up) or reached at n_min (down); lines: eigenlearning "
-    "theory, hollow where n* exceeds 10% of the distinct inputs (theory not valid there); grey: "
-    "the number of leaf configurations 2^(arity^L), which bounds the tree predictors' n*. Test "
-    "points: every leaf configuration outside the pool at L <= 3 for the tree predictors "
-    "(exact), the same points for the fc ones on trees; on layered circuits fresh cube points, "
-    "whose support configurations every fc pool of n >= 16 (L = 2) or > 256 (L = 3) has seen; "
-    "2,048 random ones at L = 4 (quick). Last panel: the lazy tree network "
-    "(centred alpha = 100, gradient descent) beside the tree NTK's regression at the same n, "
-    "seeds and test points.",
+    "e4_trees": "E4. Compositional trees (d = 40; one panel per arity and node): n*(0.1) vs "
+    "depth L on the same nested pools and test points for the tree NTK (ridgeless; tuned ridge "
+    "in paper), the trained tree network (same architecture), and in paper the fc NTK and fc "
+    "network; median seed with its order-statistic CI (12 seeds in quick: [X(3), X(10)]); "
+    "arrows: not reached by n_max (up) or reached at n_min (down), a bound, not a point; lines: "
+    "eigenlearning theory (to L = 6 for the tree NTK), hollow where theory is not valid. Quick: "
+    "tanh trees at L = 3, 4, 5 and the negative control (linear nodes: a degree-1 target at "
+    "every depth). The verdicts are in the table above.",
     "e5_theory": "E5. Eigenlearning learning curves (lines) against empirical ridgeless NTK "
     "regression (points); relative test MSE vs n.",
     "e6_lazy_rich": "E6. Centred alpha (f - f0) networks on parity:d=12,k=3 at n = 600, full-batch "
@@ -154,14 +184,22 @@ lines = [
     "Generated by `experiments/report.py` from `results/`: every claim, its statistic and its "
     "decision rule are declared in `experiments/*.toml` and evaluated by `ntkgap.verdicts.claims`.",
     "",
-    "| claim | verdict | value | CI | seeds |",
-    "|---|---|---|---|---|",
+    "Each claim names the profile that decides it; a claim of a larger profile than this one "
+    "reads *decided by a larger profile (not run)* and carries no number. Value: the claim's "
+    "statistic (column 'statistic'); CI: its confidence interval ('open': censoring left that "
+    "end unbounded); robustness: the verdict again at eps = 0.05 and with twice the net's step "
+    "budget at the deepest depth ('not run' when this profile holds no such reruns).",
+    "",
+    "| claim | profile | verdict | statistic | value | CI | seeds | robustness |",
+    "|---|---|---|---|---|---|---|---|",
 ]
 for c in claims:
-    ci = f"[{fmt(c['lo'])}, {fmt(c['hi'])}]" if c["lo"] is not None or c["hi"] is not None else "-"
     lines.append(
-        f"| {c['id']} | **{c['verdict']}** | {fmt(c['value'])} | {ci} | {c['seeds'] or '-'} |"
+        f"| {c['id']} | {c['profile']} | **{c['verdict']}** | "
+        f"{VALUE_OF.get(c['statistic'], c['statistic'])} | {fmt(c['value'])} | {ci_text(c)} | "
+        f"{c['seeds'] or '-'} | {robust_text(c)} |"
     )
+lines += ["", claims_mod.family_wise(claims)["text"]]
 lines += ["", "## Claims in detail", ""]
 for c in claims:
     lines += [
@@ -174,6 +212,13 @@ for c in claims:
     ]
     if c.get("ci_method"):
         lines.append(f"- CI method: {c['ci_method']}")
+    if "depths_resolved" in c:
+        lines.append(
+            f"- depths: {c['depths_resolved']} resolved, {c['depths_bounded']} bounded "
+            "(a bound counts when it already places the depth on one side of the rule)"
+        )
+    if c.get("robustness"):
+        lines.append(f"- robustness: {robust_text(c)}")
     lines += [f"- verdict: **{c['verdict']}**", ""]
 lines += ["## E4 target families: tails and spectrum", ""]
 lines += [
@@ -190,8 +235,10 @@ for r in tables.family_moments("e4_trees"):
         f"| {r['family']} | {r['L']} | {k} | {fmt(r['max_abs'])} | {fmt(r['average_degree'])} |"
     )
 lines += ["", "## Glossary", "", *GLOSSARY, "", "## Figures", ""]
+FIGURES = config.figures_dir(os.path.join(os.path.dirname(HERE), "figures"))
 for name, cap in captions.items():
-    lines += [f"![{name}](figures/{name}.png)", "", f"*{cap}*", ""]
+    if os.path.exists(os.path.join(FIGURES, f"{name}.png")):  # drawn by this profile
+        lines += [f"![{name}](figures/{name}.png)", "", f"*{cap}*", ""]
 lines += [
     "## Network training budgets",
     "",
