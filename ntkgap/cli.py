@@ -698,7 +698,9 @@ def _n_max_option(text):
     try:
         if "=" not in text:
             return int(text)
-        return {k.strip(): int(v) for k, _, v in (kv.partition("=") for kv in text.split(","))}
+        from ntkgap.specs import raw_items  # the one splitter of key=value lists
+
+        return {k: int(v) for k, v in raw_items(f"n-max:{text}")[1]}
     except ValueError:
         raise UsageError(f"--n-max {text!r}: give N or kernel=N,net=M (integers)") from None
 

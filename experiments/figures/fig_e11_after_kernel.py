@@ -6,13 +6,14 @@ import style  # noqa: I001  (first: puts experiments/ on sys.path)
 import numpy as np
 from style import plt
 
+from ntkgap import specs
 from ntkgap.runs import store
 
 NAME = "e11_after_kernel"
 
 
 def _depth(cell):
-    return int(cell["arch"].split("L=")[1].split(",")[0])
+    return int(dict(specs.raw_items(cell["arch"])[1])["L"])
 
 
 def _rows():

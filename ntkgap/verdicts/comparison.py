@@ -9,7 +9,7 @@ random hierarchy model's ``tree_arch()``, the latter a CNN; absent when the
 target has none) and the fc NTK and trained
 fc network (``fc:depth=2``). :func:`plan` builds the experiment config
 (the claims Q1/Q2 of E4, statistic ``nstar_ratio_growth``); :func:`compare`
-writes it to ``OUT/compare.toml``, runs it through :func:`ntkgap.runs.runner.run`
+writes it to ``OUT/compare.toml``, runs it through :func:`ntkgap.runs.executors.run`
 with the results in ``OUT/results`` (resumable: a rerun reuses every stored
 cell) and writes ``OUT/report.md``, ``OUT/compare.png``, ``OUT/compare.pdf``
 and ``OUT/results.json``.
@@ -32,7 +32,8 @@ from ntkgap._infra import config
 from ntkgap._infra.files import atomic_write, check_writable, dumps, ensure_folder, save_figure
 from ntkgap.errors import UsageError
 from ntkgap.nets.arch import parse_arch
-from ntkgap.runs import runner
+from ntkgap.runs import config as runs_config
+from ntkgap.runs import executors
 from ntkgap.specs import parse_int_list
 from ntkgap.targets import parse_spec, parse_target, with_depth
 from ntkgap.verdicts import claims, selection
@@ -262,8 +263,8 @@ def plan(family, depths, budget: str = "quick", **overrides) -> dict:
         "claim": claim_list,
         profile: {"grid": grids},
     }
-    for cell in runner.expand(cfg, profile, where="compare"):
-        runner._check_cell_sizes(cell, "compare")
+    for cell in runs_config.expand(cfg, profile, where="compare"):
+        runs_config.check_cell_sizes(cell, "compare")
     claims.parse_claims(cfg, "compare")
     cfg.update(_depths=by_depth, _budget=b, _tree=trees)
     return cfg
@@ -507,7 +508,7 @@ def dry_run_summary(cfg: dict, nstar: dict) -> dict:
 
     profile = next(p for p in config.PROFILES if p in cfg)
     cells = [dict(g, L=cfg["_depths"][g["target"]]) for g in _cells(cfg)]
-    cost = sum(registry.cost(c) for c in runner.expand(cfg, profile, where="compare"))
+    cost = sum(registry.cost(c) for c in runs_config.expand(cfg, profile, where="compare"))
     return {
         "cells": cells,
         "n_star_theory": {lab: {str(L): n for L, n in v.items()} for lab, v in nstar.items()},
@@ -594,7 +595,7 @@ def compare(
     atomic_write(toml_path, to_toml(cfg))
     with config.override(results=results or os.path.join(out, "results")):
         start = time.perf_counter()
-        run = runner.run(toml_path, run_profile, jobs=jobs)
+        run = executors.run(toml_path, run_profile, jobs=jobs)
         with _depths(cfg["_depths"], run_profile):
             evaluated = [claims.evaluate(c, NAME) for c in claims.parse_claims(cfg, toml_path)]
             series = _series(cfg["_budget"]["eps"])

@@ -9,9 +9,14 @@ import os
 from ntkgap._infra import config
 from ntkgap._infra.files import save_figure
 from ntkgap.errors import UsageError
-from ntkgap.runs import runner
+from ntkgap.runs import config as runs_config
+from ntkgap.runs import store
 
 SHOW_KEYS = ("target", "arch", "domain", "width", "L", "kmax", "seed", "seeds", "ridge")
+
+
+def _path(folder, cell):
+    return store.cell_path(os.path.basename(folder), cell)
 
 
 def stored_rows(folder, cells=None):
@@ -26,13 +31,18 @@ def stored_rows(folder, cells=None):
     """
     if cells is not None:
         return [
-            (c, (runner.load_result(runner._path(os.path.basename(folder), c)) or {}).get("result"))
+            (
+                c,
+                (store.load_result(store.cell_path(os.path.basename(folder), c)) or {}).get(
+                    "result"
+                ),
+            )
             for c in cells
         ]
     out = []
     for fn in sorted(os.listdir(folder)) if os.path.isdir(folder) else []:
         if fn.endswith(".json") and not fn.startswith("."):
-            rec = runner.load_result(os.path.join(folder, fn))
+            rec = store.load_result(os.path.join(folder, fn))
             if isinstance(rec, dict) and "cell" in rec and "result" in rec:
                 out.append((rec["cell"], rec["result"]))
     return out
@@ -102,16 +112,16 @@ def experiments(src: str, profile: str | None = None) -> list:
     """
     found = []  # (name, folder, rows)
     if os.path.isfile(src):
-        cfg = runner.load_config(src, profile)
+        cfg = runs_config.load_config(src, profile)
         folder = os.path.join(config.results_dir(), cfg["name"])
-        have = [p for p in runner.PROFILES if p in cfg]
+        have = [p for p in runs_config.PROFILES if p in cfg]
         ran = [p for p in have if os.path.exists(os.path.join(folder, f".config-{p}.json"))]
         profiles = [profile] if profile else (ran or have)  # the profiles run
         cells, seen = [], set()
         for prof in profiles:
-            for c in runner.expand(cfg, prof, where=src, validate=False):
-                if runner.cell_key(c) not in seen:
-                    seen.add(runner.cell_key(c))
+            for c in runs_config.expand(cfg, prof, where=src, validate=False):
+                if store.cell_key(c) not in seen:
+                    seen.add(store.cell_key(c))
                     cells.append(c)
         found.append((cfg["name"], folder, stored_rows(folder, cells)))
     elif os.path.isdir(src):
@@ -139,7 +149,7 @@ def overview(src: str, experiments: list) -> dict:
         ``{"experiments": [{"name", "folder", "cells"}], "claims"}``.
     """
     summary_dir = src if os.path.isdir(src) else config.results_dir()
-    summary = runner.load_result(os.path.join(summary_dir, "summary.json"))
+    summary = store.load_result(os.path.join(summary_dir, "summary.json"))
     claims = summary.get("claims", []) if isinstance(summary, dict) else []
 
     def order(row):  # method, then parameters, then n: series read top to bottom

@@ -48,6 +48,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, stats
 
+from ntkgap import specs
 from ntkgap._infra import config
 from ntkgap._infra.files import atomic_write, dumps
 from ntkgap.errors import UsageError
@@ -93,9 +94,7 @@ def arch_variant(arch: str) -> str:
     Returns:
         str, e.g. ``tree:act=relu,arity=2``.
     """
-    name, _, rest = arch.partition(":")
-    keep = [kv for kv in rest.split(",") if kv and not kv.startswith("L=")]
-    return f"{name}:{','.join(keep)}" if keep else name
+    return specs.label(arch, drop=("L",))
 
 
 def median_log(record: dict) -> tuple:
