@@ -12,7 +12,8 @@ from ntkgap.runs import store
 from ntkgap.targets import spectra
 from ntkgap.nets.arch import parse_arch
 from ntkgap.specs import label
-from ntkgap.targets import parse_target
+from ntkgap.errors import UsageError
+from ntkgap.targets import constituents, parse_target
 from ntkgap.verdicts import selection
 
 spec = {c["target"]: r for c, r in store.results("zoo", "spectrum")}
@@ -20,10 +21,17 @@ spec = {c["target"]: r for c, r in store.results("zoo", "spectrum")}
 
 def complexities(t):
     """(average Walsh degree, constituents) of a target: the zoo's stored
-    report, else computed here (E4's targets need not be in the zoo)."""
+    report, else computed here (E4's targets need not be in the zoo); the
+    degree is None beyond the exact Walsh transform (its point is left out
+    of the kernel panel, the constituents still place it in the net panel)."""
+    target = parse_target(t)
     if t not in spec:
-        spec[t] = spectra.report(parse_target(t))
-    return spec[t]["complexity"]["average_degree"], spec[t]["architecture"]["constituents"]
+        try:
+            spec[t] = spectra.report(target)
+        except UsageError:
+            spec[t] = None
+    degree = None if spec[t] is None else spec[t]["complexity"]["average_degree"]
+    return degree, constituents.of_target(target)
 
 
 fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4.0))
@@ -56,8 +64,10 @@ for method, ax, pts, kinds in (
         if not selection.at(cell, eps):
             continue
         med = r["median"]
-        degree, constituents = complexities(t)
-        x = degree if method == "ntk_search" else constituents
+        degree, count = complexities(t)
+        x = degree if method == "ntk_search" else count
+        if x is None or med["n_star"] is None:
+            continue
         mark = {"right": "^", "left": "v"}.get(med["censored"], "o")
         lab = f"{arch} {'NTK (KRR)' if method == 'ntk_search' else 'net (trained)'}"
         ax.plot(
