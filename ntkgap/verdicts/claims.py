@@ -338,6 +338,8 @@ def family_wise(evaluated: list[dict], *, alpha: float = 0.05, level: float = 0.
     References:
         Holm, Scand. J. Statist. 6 (1979) 65-70; Bonferroni's inequality.
     """
+    not_run = [c for c in evaluated if c["verdict"] == rules.NOT_RUN]
+    evaluated = [c for c in evaluated if c["verdict"] != rules.NOT_RUN]  # nothing measured
     decided = [c for c in evaluated if c["verdict"] in (rules.SUPPORTED, rules.NOT_SUPPORTED)]
     supported = [c["id"] for c in evaluated if c["verdict"] == rules.SUPPORTED]
     with_p = sorted(
@@ -353,7 +355,8 @@ def family_wise(evaluated: list[dict], *, alpha: float = 0.05, level: float = 0.
     no_p = [i for i in supported if i not in holm]
     lost = [i for i, ok in holm.items() if not ok]
     text = (
-        f"{len(evaluated)} claims evaluated, {len(decided)} decided "
+        f"{len(evaluated)} claims evaluated here ({len(not_run)} more belong to larger "
+        f"profiles), {len(decided)} decided "
         f"({len(supported)} supported, {len(decided) - len(supported)} not supported). "
         f"Each CI errs on its claimed side with probability <= (1 - coverage) / 2; over the "
         f"{len(random_ones)} claims judged on sampled data (a CI) the chance of at least one false "
