@@ -106,7 +106,7 @@ def draw_family(ax, fam, targets):
     ax.set(
         yscale="log",
         xlabel="depth L",
-        ylabel=f"n*({eps}) (median seed; bars: min-max of 8 seeds)",
+        ylabel=f"n*({eps}) (median seed; bars: order-statistic CI)",
         title=f"{title(fam)}\n{kurtosis_text(targets)}",
     )
     ax.plot([], [], "^", mfc="none", color="k", label="not reached by n_max")
@@ -154,16 +154,18 @@ def draw_lazy(ax):
 
 
 fams = families()
-cols = 4
-rows = max(1, -(-(len(fams) + 1) // cols))
+has_lazy = any(c.get("alpha") for c, _ in store.results(EXP, "net"))  # paper and full
+cols = min(4, len(fams) + has_lazy) or 1
+rows = max(1, -(-(len(fams) + has_lazy) // cols))
 fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.9 * rows), squeeze=False)
 flat = list(axes.ravel())
 for ax, (fam, targets) in zip(flat, fams):
     draw_family(ax, fam, targets)
 if not fams:
     style.no_data(flat[0], EXP)
-draw_lazy(flat[len(fams)] if len(fams) < len(flat) else flat[-1])
-for ax in flat[len(fams) + 1 :]:
+if has_lazy:
+    draw_lazy(flat[len(fams)] if len(fams) < len(flat) else flat[-1])
+for ax in flat[len(fams) + has_lazy :]:
     ax.axis("off")
 handles, labels = flat[0].get_legend_handles_labels()
 fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=7, bbox_to_anchor=(0.5, -0.01))
