@@ -10,12 +10,14 @@ import math
 import numpy as np
 import pytest
 
+from ntkgap.verdicts import interval_statistics as ist
 from ntkgap.verdicts import intervals as iv
+from ntkgap.verdicts import rules
 
 INF = math.inf
 SEEDS = range(12)
 DEPTHS = (2, 3, 4)
-S, N, U, T = iv.SUPPORTED, iv.NOT_SUPPORTED, iv.INCONCLUSIVE, iv.TOO_FEW_DEPTHS
+S, N, U, T = rules.SUPPORTED, rules.NOT_SUPPORTED, rules.INCONCLUSIVE, rules.TOO_FEW_DEPTHS
 
 
 # ------------------------------------------------------------ planting
@@ -185,7 +187,7 @@ RATIO_GROWTH_CASES = [
 def test_nstar_ratio_growth_planted(laws, ca, cb, rule, expected):
     a = apply(plant(laws[0], seed=1), ca)
     b = apply(plant(laws[1], seed=2), cb)
-    out = iv.nstar_ratio_growth(a, b, rule)
+    out = ist.nstar_ratio_growth(a, b, rule)
     assert out["verdict"] == expected, out["detail"]
     assert out["seeds"] == 12
     assert out["depths_resolved"] + out["depths_bounded"] == sum(
@@ -194,7 +196,7 @@ def test_nstar_ratio_growth_planted(laws, ca, cb, rule, expected):
 
 
 def test_nstar_ratio_growth_value_and_counts_on_resolved_data():
-    out = iv.nstar_ratio_growth(plant(GAP[0], noise=0.0), plant(GAP[1], noise=0.0), GROWTH_RULE)
+    out = ist.nstar_ratio_growth(plant(GAP[0], noise=0.0), plant(GAP[1], noise=0.0), GROWTH_RULE)
     assert out["value"] == pytest.approx(math.e)
     assert (out["lo"], out["hi"]) == pytest.approx((math.e, math.e))
     assert out["depths_resolved"] == 3 and out["depths_bounded"] == 0
@@ -203,7 +205,7 @@ def test_nstar_ratio_growth_value_and_counts_on_resolved_data():
 
 def test_censored_ends_are_open_and_bounds_reported():
     a = apply(plant(GAP[0], noise=0.0), [(4, "above", 7.0)])
-    out = iv.nstar_ratio_growth(a, plant(GAP[1], noise=0.0), GROWTH_RULE)
+    out = ist.nstar_ratio_growth(a, plant(GAP[1], noise=0.0), GROWTH_RULE)
     assert out["value"] is None and out["hi"] is None and out["hi_censored"]
     assert out["lo"] == pytest.approx(math.exp(0.5)) and not out["lo_censored"]
     assert out["depths"] == {2: "resolved", 3: "resolved", 4: "bounded"}
@@ -214,10 +216,10 @@ def test_censored_ends_are_open_and_bounds_reported():
 def test_zero_usable_depths_never_pass(rule):
     a = {2: {s: 10.0 for s in SEEDS}}
     b = {3: {s: 10.0 for s in SEEDS}}
-    assert iv.nstar_ratio_growth(a, b, rule)["verdict"] == T
-    assert iv.nstar_ratio(a, b, {"kind": "above", "threshold": 0.0})["verdict"] == T
-    assert iv.kernel_convexity({}, rule)["verdict"] == T
-    assert iv.net_power({}, {}, {"kind": "below", "threshold": 2.0})["verdict"] == T
+    assert ist.nstar_ratio_growth(a, b, rule)["verdict"] == T
+    assert ist.nstar_ratio(a, b, {"kind": "above", "threshold": 0.0})["verdict"] == T
+    assert ist.kernel_convexity({}, rule)["verdict"] == T
+    assert ist.net_power({}, {}, {"kind": "below", "threshold": 2.0})["verdict"] == T
 
 
 # ------------------------------------------------------------ kernel half
@@ -250,13 +252,13 @@ KERNEL_CASES = [
     "law, cens, rule, expected", [c[1:] for c in KERNEL_CASES], ids=[c[0] for c in KERNEL_CASES]
 )
 def test_kernel_convexity_planted(law, cens, rule, expected):
-    out = iv.kernel_convexity(apply(plant(law, seed=3), cens), rule)
+    out = ist.kernel_convexity(apply(plant(law, seed=3), cens), rule)
     assert out["verdict"] == expected, out["detail"]
 
 
 def test_kernel_convexity_value_is_the_factor_of_factors():
     # per-level factors e^2 then e^4: the factor grows e^2 per level
-    out = iv.kernel_convexity(plant(CONVEX, noise=0.0), KERNEL_RULE)
+    out = ist.kernel_convexity(plant(CONVEX, noise=0.0), KERNEL_RULE)
     assert out["value"] == pytest.approx(math.exp(2.0))
 
 
@@ -296,12 +298,12 @@ NET_CASES = [
     "law, cens, rule, expected", [c[1:] for c in NET_CASES], ids=[c[0] for c in NET_CASES]
 )
 def test_net_power_planted(law, cens, rule, expected):
-    out = iv.net_power(apply(plant(law, seed=4), cens), C, rule)
+    out = ist.net_power(apply(plant(law, seed=4), cens), C, rule)
     assert out["verdict"] == expected, out["detail"]
 
 
 def test_net_power_recovers_the_planted_exponent():
-    out = iv.net_power(plant(_power(1.7), noise=0.0), C, NET_RULE)
+    out = ist.net_power(plant(_power(1.7), noise=0.0), C, NET_RULE)
     assert out["value"] == pytest.approx(1.7)
 
 
@@ -311,8 +313,8 @@ def test_negative_control_alike_growth_reads_not_supported():
     the ratio's growth and the kernel half must both read not supported."""
     law = _power(1.5)
     kernel, net = plant(law, noise=0.05, seed=5), plant(law, noise=0.05, seed=6)
-    assert iv.nstar_ratio_growth(kernel, net, GROWTH_RULE)["verdict"] == N
-    assert iv.kernel_convexity(kernel, KERNEL_RULE)["verdict"] == N
+    assert ist.nstar_ratio_growth(kernel, net, GROWTH_RULE)["verdict"] == N
+    assert ist.kernel_convexity(kernel, KERNEL_RULE)["verdict"] == N
 
 
 # ------------------------------------------------------------ per-depth ratio
@@ -359,7 +361,7 @@ RATIO_CASES = [
 def test_nstar_ratio_planted(laws, ca, cb, rule, expected):
     a = apply(plant(laws[0], seed=7), ca)
     b = apply(plant(laws[1], seed=8), cb)
-    out = iv.nstar_ratio(a, b, rule)
+    out = ist.nstar_ratio(a, b, rule)
     assert out["verdict"] == expected, out["detail"]
 
 
@@ -367,7 +369,7 @@ def test_nstar_ratio_inconclusive_with_an_undecided_bound():
     """Two supported depths and an undecided bound at a third: inconclusive."""
     laws = (_law(lambda L: LN(1000), DEPTHS), _law(lambda L: LN(100), DEPTHS))
     a = censor(plant(laws[0], seed=9), 4, "above", LN(20))  # ratio >= -0.7
-    out = iv.nstar_ratio(a, plant(laws[1], seed=10), RATIO_RULE)
+    out = ist.nstar_ratio(a, plant(laws[1], seed=10), RATIO_RULE)
     assert out["verdict"] == U
     assert [r["kind"] for r in out["rows"]] == ["resolved", "resolved", "undecided bound"]
 
@@ -382,7 +384,7 @@ def test_stored_e3a_net_case_reads_not_supported():
     a = {3: [n * 10**r for n, r in zip(net3, r3)], 4: ntk4}
     right = {"status": "right", "bound": 512.0, "n_star": None}
     b = {3: net3, 4: [dict(right, seed=s) for s in range(8)]}
-    out = iv.nstar_ratio(a, b, {"kind": "above", "threshold": 0.0, "min_depths": 3})
+    out = ist.nstar_ratio(a, b, {"kind": "above", "threshold": 0.0, "min_depths": 3})
     assert out["verdict"] == N
     row3, row4 = out["rows"]
     assert (row3["value"], row3["lo"], row3["hi"]) == pytest.approx((-0.39, -0.78, -0.13))
@@ -395,14 +397,14 @@ def test_stored_e3a_net_case_reads_not_supported():
 def test_fourier_fit_recovers_a_planted_power_law():
     F = {2: 4.0, 3: 8.0, 4: 16.0}
     kernel = plant(_law(lambda L: LN(3.0) + 1.3 * LN(F[L])), noise=0.0)
-    out = iv.fourier_fit(kernel, F)
+    out = ist.fourier_fit(kernel, F)
     assert out["verdict"] is None
     assert out["value"] == pytest.approx(1.3)
     assert out["fit_of_medians"]["k"] == pytest.approx(1.3)
     assert out["fit_of_medians"]["c"] == pytest.approx(3.0)
     assert out["fit_of_medians"]["r2"] == pytest.approx(1.0)
     censored = censor(kernel, 4, "above", LN(3.0) + 1.3 * LN(16.0) - 0.5)
-    assert iv.fourier_fit(censored, F)["fit_of_medians"] is None
+    assert ist.fourier_fit(censored, F)["fit_of_medians"] is None
 
 
 # ------------------------------------------------------------ coverage

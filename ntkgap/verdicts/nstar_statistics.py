@@ -27,7 +27,7 @@ import numpy as np
 from ntkgap.errors import UsageError
 from ntkgap.runs import scaling, store
 from ntkgap.targets import constituents, parse_target
-from ntkgap.verdicts import intervals, selection
+from ntkgap.verdicts import interval_statistics, intervals, selection
 from ntkgap.verdicts.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, TOO_FEW_DEPTHS, Measured
 from ntkgap.verdicts.selection import Side
 
@@ -122,7 +122,7 @@ def _combine_sides(kind: str, outs: list[dict]) -> dict:
 def nstar_ratio(p: dict, exp: str) -> Measured:
     """log10 of n*(A) / n*(B) over paired seeds (the same seeds, hence the
     same splits), at every depth of a family or at each listed target, by
-    ``intervals.nstar_ratio``: per seed the ratio is an interval (a censored
+    ``interval_statistics.nstar_ratio``: per seed the ratio is an interval (a censored
     side makes it a bound), per depth the median and its order-statistic CI
     of interval data; a depth counts when it is resolved or its bound
     already places it on one side of the rule; the claim holds "at every
@@ -151,7 +151,7 @@ def nstar_ratio(p: dict, exp: str) -> Measured:
         if not common:
             lines.append(f"A = {_side_label(side)}: no paired search records stored")
             continue
-        out = intervals.nstar_ratio(
+        out = interval_statistics.nstar_ratio(
             {k: a[k][1]["per_seed"] for k in common}, {k: b[k][1]["per_seed"] for k in common}, rule
         )
         outs.append(out)
@@ -196,7 +196,7 @@ def _also_lines(exp, p, eps, want, b, key) -> list[str]:
         a = {key(t): r for t, r in selection.searches(exp, side, eps, want).items()}
         common = sorted(set(a) & set(b))
         if common:
-            r = intervals.nstar_ratio(
+            r = interval_statistics.nstar_ratio(
                 {k: a[k]["per_seed"] for k in common},
                 {k: b[k][1]["per_seed"] for k in common},
                 p["rule"],
@@ -264,7 +264,7 @@ def _depth_text(side: dict) -> str:
 
 def nstar_ratio_growth(p: dict, exp: str) -> Measured:
     """Q1/Q2 of the dichotomy: the per-level growth factor of n*(A) / n*(B),
-    by ``intervals.nstar_ratio_growth``: per seed the least-squares slope
+    by ``interval_statistics.nstar_ratio_growth``: per seed the least-squares slope
     over depth of the log ratio ranges over the set its per-depth intervals
     allow (a censored side makes a depth's ratio a bound); the median over
     seeds of exp(slope) and its order-statistic CI of interval data. Each
@@ -281,7 +281,7 @@ def nstar_ratio_growth(p: dict, exp: str) -> Measured:
     eps, budget = p["eps"], p.get("budget", "base")
     a, b = (_depth_side(exp, side, p["family"], eps, budget) for side in (p["a"], p["b"]))
     pa, pb = _per_seed(a, b), _per_seed(b, a)
-    out = intervals.nstar_ratio_growth(pa, pb, p["rule"])
+    out = interval_statistics.nstar_ratio_growth(pa, pb, p["rule"])
     head = f"n*({eps}) of {' '.join(map(str, p['a']))} / {' '.join(map(str, p['b']))}"
     detail = f"{head}: A at {_depth_text(a)}, B at {_depth_text(b)}; {out['detail']}"
     data = {k: out[k] for k in ("depths", "per_seed", "seeds_decided") if k in out}
@@ -311,7 +311,7 @@ def _median_n(per_seed) -> tuple[float | None, str | None]:
 
 
 def _fourier_beside(exp: str, kernel: dict, eps) -> tuple[str, dict | None]:
-    """intervals.fourier_fit of the kernel's n* against the Fourier complexity
+    """interval_statistics.fourier_fit of the kernel's n* against the Fourier complexity
     of the same targets, where spectrum cells give it (reported, no verdict)."""
     spec = {
         cell["target"]: res.get("complexity", {}).get(FOURIER_COMPLEXITY)
@@ -321,7 +321,7 @@ def _fourier_beside(exp: str, kernel: dict, eps) -> tuple[str, dict | None]:
     if len(set(F.values())) < 2:
         return f"; no Fourier fit ({len(F)} depth(s) with a spectrum cell, < 2 distinct)", None
     try:
-        fit = intervals.fourier_fit({L: kernel[L][1] for L in F}, F)
+        fit = interval_statistics.fourier_fit({L: kernel[L][1] for L in F}, F)
     except ValueError as e:  # a seed left with one distinct complexity
         return f"; no Fourier fit ({e})", None
     fom = fit["fit_of_medians"]
@@ -345,7 +345,7 @@ def nstar_kernel_convexity(p: dict, exp: str) -> Measured:
     faster than any fixed power of the number of constituents, read as its
     per-level factor growing with depth (log n* convex in L): per seed the
     change per level of the log per-level factor over its interval set
-    (``intervals.kernel_convexity``), reported as the factor by which the
+    (``interval_statistics.kernel_convexity``), reported as the factor by which the
     per-level factor is multiplied per level; beside it (no verdict) the fit
     of kernel n* against the target's Fourier complexity where spectrum
     cells give it.
@@ -363,7 +363,7 @@ def nstar_kernel_convexity(p: dict, exp: str) -> Measured:
     """
     eps = p["eps"]
     kernel = _depth_side(exp, p["a"], p["family"], eps)
-    out = intervals.kernel_convexity({L: v for L, (_, v) in kernel.items()}, p["rule"])
+    out = interval_statistics.kernel_convexity({L: v for L, (_, v) in kernel.items()}, p["rule"])
     fourier, fit = _fourier_beside(exp, kernel, eps)
     detail = f"n*({eps}) of {' '.join(map(str, p['a']))} at {_depth_text(kernel)}; "
     data = {k: out[k] for k in ("depths", "per_seed", "seeds_decided") if k in out}
@@ -374,7 +374,7 @@ def nstar_net_power(p: dict, exp: str) -> Measured:
     """The net half of the dichotomy: the trained net's n* grows at most
     polynomially in the number of constituents C (``constituents.of_target``):
     per seed the least-squares slope p of log n* on log C over its interval
-    set (``intervals.net_power``), median and CI over seeds. With ``kernel``
+    set (``interval_statistics.net_power``), median and CI over seeds. With ``kernel``
     given, the kernel's Fourier fit is reported beside (no verdict).
 
     Args:
@@ -393,7 +393,7 @@ def nstar_net_power(p: dict, exp: str) -> Measured:
     if any(t is None for t, _ in net.values()):
         raise UsageError("claim params: nstar_net_power needs a search side, not theory")
     C = {L: constituents.of_target(parse_target(t)) for L, (t, _) in net.items()}
-    out = intervals.net_power({L: v for L, (_, v) in net.items()}, C, p["rule"])
+    out = interval_statistics.net_power({L: v for L, (_, v) in net.items()}, C, p["rule"])
     fourier, fit = "", None
     if "kernel" in p:
         fourier, fit = _fourier_beside(exp, _depth_side(exp, p["kernel"], p["family"], eps), eps)
