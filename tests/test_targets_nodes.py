@@ -163,11 +163,11 @@ def test_linear_tree_walsh_spectrum_is_exactly_degree_one(arity, L):
 def test_linear_tree_recursions_treat_it_as_a_multilinear_node(arity, L):
     # tree_eigen's recursion (any number of leaves) against the closed form:
     # all the unit variance at degree 1; the shape powers against the FWHT
-    from ntkgap.kernels import tree_eigen
+    from ntkgap.kernels import tree_eigen, tree_target
     from ntkgap.nets.arch import parse_arch
 
     target = parse_target(f"tree:d={arity**L},L={L},arity={arity},node=linear")
-    rec = tree_eigen.tree_degree_profile(target)
+    rec = tree_target.tree_degree_profile(target)
     ref = np.zeros(arity**L + 1)
     ref[1] = 1.0
     np.testing.assert_allclose(rec, ref, rtol=0, atol=1e-12)

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from ntkgap.kernels import dual, eigen, eigenlearning, theory, tree_eigen
+from ntkgap.kernels import dual, eigen, eigenlearning, theory, tree_eigen, tree_target
 from ntkgap.kernels import gram as kernels
 from ntkgap.nets.arch import parse_arch
 from ntkgap.spectral import walsh
@@ -174,7 +174,7 @@ def test_cli_eigenvalues_tree_multiplicities_sum_to_cube(cli):
 )
 def test_degree_profile_by_recursion_equals_fwht(spec):
     target = parse_target(spec)
-    rec = tree_eigen.tree_degree_profile(target)
+    rec = tree_target.tree_degree_profile(target)
     ref = walsh.walsh_spectrum(target).degree_profile()
     assert rec.size == len(target.support) + 1
     np.testing.assert_allclose(rec[: ref.size], ref, rtol=0, atol=1e-12)

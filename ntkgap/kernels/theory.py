@@ -145,9 +145,9 @@ def spectrum(arch, target, *, kmax: int | None = None) -> tuple[Spectrum, eigen.
         return _tree_spectrum(arch, target)
     if arch.name == "fc" and _multilinear_tree(target):
         # the degree profile by recursion over the tree: no 2^s transform
-        from ntkgap.kernels import tree_eigen
+        from ntkgap.kernels import tree_target
 
-        prof = tree_eigen.tree_degree_profile(target)
+        prof = tree_target.tree_degree_profile(target)
         return _fc_spectrum(arch, domain, target, prof, float(prof[1:].sum()))
     ws = walsh.walsh_spectrum(target)
     variance = target_variance(target)
