@@ -3,81 +3,20 @@
 Every verb takes ``--json`` (exactly one JSON object on stdout). Bad input
 prints one line ``ntkgap: error: ...`` on stderr and exits with status 2;
 no traceback, no partial output file (files are written atomically, last).
+The theory and network verbs live here, the experiment verbs in
+``ntkgap.cli_experiments``; the registry and shared helpers in
+``ntkgap.cli_common``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
-import os
 import sys
 
 import ntkgap
+from ntkgap.cli_common import VERBS, Parser, check_out, emit, int_at_least, positive_float, verb
 from ntkgap.errors import UsageError
-
-VERBS = {}
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message):  # argparse's own errors: one line, exit 2
-        raise UsageError(message)
-
-
-def verb(name, help, add_args):
-    """Decorator registering ``fn`` as the CLI verb ``name`` in VERBS.
-
-    Args:
-        name: the verb, as typed after ``ntkgap``.
-        help: its one-line help.
-        add_args: a function adding the verb's options to its parser.
-
-    Returns:
-        a decorator that registers the function and returns it unchanged.
-    """
-
-    def deco(fn):
-        VERBS[name] = (fn, help, add_args)
-        return fn
-
-    return deco
-
-
-def _emit(args, obj, text=None):
-    from ntkgap._infra.files import dumps
-
-    if args.json:
-        sys.stdout.write(dumps(obj) + "\n")
-    else:
-        sys.stdout.write((text if text is not None else dumps(obj, indent=2)) + "\n")
-
-
-def _positive_float(option):
-    def conv(text):
-        try:
-            v = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if not math.isfinite(v) or v < 0:
-            raise argparse.ArgumentTypeError(f"{text!r} must be a finite number >= 0")
-        return v
-
-    conv.__name__ = option
-    return conv
-
-
-def _int_at_least(lo):
-    def conv(text):
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-        if v < lo:
-            raise argparse.ArgumentTypeError(f"{v} must be >= {lo}")
-        return v
-
-    conv.__name__ = "integer"
-    return conv
 
 
 # ---------------------------------------------------------------- spectrum
@@ -87,7 +26,7 @@ def _spectrum_args(p):
     p.add_argument("--target", required=True, help="target spec, e.g. sawtooth:L=3")
     p.add_argument(
         "--kmax",
-        type=_int_at_least(1),
+        type=int_at_least(1),
         default=None,
         help="highest circle frequency reported (default: 8x the dominant one)",
     )
@@ -104,35 +43,11 @@ def _spectrum(args):
     kmax = spectra.default_kmax(target) if args.kmax is None else args.kmax
     memory.check_sizes(memory.spectrum_estimates(target, kmax))
     if args.plot:
-        _check_out(args.plot, (".png", ".pdf", ".svg"))
+        check_out(args.plot, (".png", ".pdf", ".svg"))
     rep = ntkgap.spectrum(target, kmax=args.kmax)
     if args.plot:
         spectra.plot(rep, args.plot)
-    _emit(args, rep, spectra.table(rep))
-
-
-def _check_out(path, suffixes):
-    """Refuse an output file that cannot be written, before any compute: a
-    wrong suffix, a regular file where a folder should be, a folder in which
-    no file can be created (probed by creating and removing one)."""
-    import tempfile
-
-    from ntkgap._infra.files import check_writable
-
-    if not path.endswith(suffixes):
-        raise UsageError(f"output file {path!r} must end in one of {', '.join(suffixes)}")
-    folder = os.path.dirname(os.path.abspath(path))
-    up = folder
-    while not os.path.exists(up):
-        up = os.path.dirname(up)
-    if not os.path.isdir(up):
-        raise UsageError(f"cannot write {path}: {up} is a file, not a folder")
-    check_writable(path)
-    try:
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".ntkgap-probe-"):
-            pass
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {folder}: {exc.strerror}") from None
+    emit(args, rep, spectra.table(rep))
 
 
 def _fit_warnings(arch, target):
@@ -185,7 +100,7 @@ def _eigenvalues_args(p):
     p.add_argument("--domain", required=True, help="circle or hypercube:d=D")
     p.add_argument(
         "--kmax",
-        type=_int_at_least(0),
+        type=int_at_least(0),
         default=None,
         help="highest frequency/degree listed [16; tree archs: every degree, so the "
         "multiplicities sum to 2^leaves]",
@@ -248,7 +163,7 @@ def _eigenvalues(args):
             f"\n{int(floor.sum())} eigenvalue(s) at the float64 floor (below 1e-300, or "
             f"below {FLOAT_FLOOR_RTOL:g} x trace where float64 sums made them) printed as 0"
         )
-    _emit(args, out, text)
+    emit(args, out, text)
 
 
 def _tree_classes(ks):
@@ -318,10 +233,10 @@ def _kernel(args):
     arch, dom = parse_arch(args.arch), parse_domain(args.domain)
     if not isinstance(dom, Hypercube) or dom.d > 14:
         raise UsageError(f"--domain {args.domain}: the kernel verb needs hypercube:d=D, D <= 14")
-    _check_out(args.out, (".npy",))
+    check_out(args.out, (".npy",))
     K = ntkgap.gram(arch, dom, kind=args.kind)  # JAX loads here: after the checks
     atomic_save_npy(args.out, K)
-    _emit(
+    emit(
         args,
         {
             "arch": str(arch),
@@ -337,18 +252,18 @@ def _kernel(args):
 def _curve_args(p):
     _arch_target_args(p)
     p.add_argument("--n", required=True, help="comma-separated sample sizes, e.g. 100,200,400")
-    p.add_argument("--seeds", type=_int_at_least(1), default=3, help="seeds per n [3]")
+    p.add_argument("--seeds", type=int_at_least(1), default=3, help="seeds per n [3]")
     p.add_argument(
-        "--ridge", type=_positive_float("ridge"), default=0.0, help="ridge (absolute) [0]"
+        "--ridge", type=positive_float("ridge"), default=0.0, help="ridge (absolute) [0]"
     )
     p.add_argument(
-        "--noise", type=_positive_float("noise"), default=0.0, help="label-noise variance [0]"
+        "--noise", type=positive_float("noise"), default=0.0, help="label-noise variance [0]"
     )
-    p.add_argument("--n-test", type=_int_at_least(10), default=2000, help="test points [2000]")
+    p.add_argument("--n-test", type=int_at_least(10), default=2000, help="test points [2000]")
     p.add_argument(
         "--kind", default="ntk", choices=("ntk", "nngp"), help="kernel: ntk or nngp [ntk]"
     )
-    p.add_argument("--seed", type=_int_at_least(0), default=0, help="base seed [0]")
+    p.add_argument("--seed", type=int_at_least(0), default=0, help="base seed [0]")
 
 
 @verb(
@@ -408,7 +323,7 @@ def _learning_curve(args):
     )
     if not out["theory_valid"]:
         text += "\n" + _invalid_note()
-    _emit(args, out, text)
+    emit(args, out, text)
 
 
 def _invalid_note():
@@ -425,8 +340,8 @@ def _sc_args(p):
     p.add_argument(
         "--eps", type=float, default=0.1, help="relative test MSE to reach, in (0, 1) (default 0.1)"
     )
-    p.add_argument("--ridge", type=_positive_float("ridge"), default=0.0)
-    p.add_argument("--noise", type=_positive_float("noise"), default=0.0)
+    p.add_argument("--ridge", type=positive_float("ridge"), default=0.0)
+    p.add_argument("--noise", type=positive_float("noise"), default=0.0)
     p.add_argument("--n-max", type=float, default=1e12, help="search limit [1e12]")
 
 
@@ -468,20 +383,20 @@ def _sample_complexity(args):
     )
     if not valid:
         txt += "\n" + _invalid_note()
-    _emit(args, out, f"{arch} on {target.spec}: {txt}")
+    emit(args, out, f"{arch} on {target.spec}: {txt}")
 
 
 # ------------------------------------------------------------ network side
 def _train_args(p):
     _arch_target_args(p)
-    p.add_argument("--width", type=_int_at_least(1), required=True, help="hidden width")
-    p.add_argument("--n", type=_int_at_least(2), required=True, help="samples (train + validation)")
-    p.add_argument("--seeds", type=_int_at_least(1), default=1, help="seeds, trained vmapped [1]")
-    p.add_argument("--seed", type=_int_at_least(0), default=0, help="first seed [0]")
+    p.add_argument("--width", type=int_at_least(1), required=True, help="hidden width")
+    p.add_argument("--n", type=int_at_least(2), required=True, help="samples (train + validation)")
+    p.add_argument("--seeds", type=int_at_least(1), default=1, help="seeds, trained vmapped [1]")
+    p.add_argument("--seed", type=int_at_least(0), default=0, help="first seed [0]")
     from ntkgap.nets import train_config
 
     train_config.add_options(p)
-    p.add_argument("--n-test", type=_int_at_least(10), default=2000, help="test points [2000]")
+    p.add_argument("--n-test", type=int_at_least(10), default=2000, help="test points [2000]")
     p.add_argument("--curve", action="store_true", help="include the loss curve in the JSON")
     p.add_argument(
         "--kernels",
@@ -490,7 +405,7 @@ def _train_args(p):
     )
     p.add_argument(
         "--workers",
-        type=_int_at_least(1),
+        type=int_at_least(1),
         default=None,
         help="threads sharing the seeds [NTKGAP_TRAIN_WORKERS, else the cores]",
     )
@@ -548,7 +463,7 @@ def _train(args):
             "(non-finite loss, or no checkpoint better than the start while the loss rose); "
             "their test MSE is not a trained result\n"
         )
-    _emit(
+    emit(
         args,
         r,
         f"{arch} width {args.width} on {target.spec}, n={args.n}: relative test MSE "
@@ -578,167 +493,7 @@ def _predict(args):
         f"winner: {out['winner']} (ratio {out['ratio']:.3g})"
         + (f"; sealed in {out['sealed']}" if out.get("sealed") else ""),
     ])  # fmt: skip
-    _emit(args, out, text)
-
-
-# ------------------------------------------------------------- experiments
-def _run_args(p):
-    p.add_argument("config", help="experiment config (experiments/*.toml)")
-    p.add_argument("--profile", default="quick", help="quick or full [quick]")
-    p.add_argument("--jobs", type=_int_at_least(1), default=2, help="local worker processes [2]")
-    p.add_argument("--executor", default="local", choices=("local", "dask"))
-    p.add_argument(
-        "--scheduler", default=None, help="Dask scheduler address (with --executor dask)"
-    )
-    _results_arg(p)
-
-
-def _results_arg(p):
-    p.add_argument(
-        "--results",
-        metavar="DIR",
-        default=None,
-        help="results folder [NTKGAP_RESULTS, else ./results]; created if its parent exists",
-    )
-
-
-@verb("run", "run an experiment's cells that are not stored yet (resumable)", _run_args)
-def _run(args):
-    from ntkgap._infra import config
-    from ntkgap.runs import executors
-
-    if args.results is not None:
-        config.set_results_dir(args.results)
-    r = executors.run(
-        args.config, args.profile, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler
-    )
-    _emit(
-        args,
-        r,
-        f"{r['experiment']} [{r['profile']}]: {r['cells']} cells, {r['computed']} computed, "
-        f"{r['reused']} reused, {r['seconds']:.1f} s",
-    )
-    for f in r["failed"]:
-        sys.stderr.write(
-            f"ntkgap: warning: cell {f['key']} ({f['cell']['method']}) failed: {f['reason']}\n"
-        )
-
-
-# -------------------------------------------------------------------- show
-def _show_args(p):
-    p.add_argument(
-        "source",
-        metavar="CONFIG|DIR",
-        help="an experiment config (its results folder is read) or a folder of results",
-    )
-    p.add_argument(
-        "--profile",
-        default=None,
-        help="with a CONFIG: only the cells of this profile [every profile it has]",
-    )
-    p.add_argument("--plot", metavar="FILE", help="also plot test MSE against n per series")
-    _results_arg(p)
-
-
-@verb(
-    "show",
-    "a table of a run's cells (method, parameters, n, error or n*, seconds) and claims",
-    _show_args,
-)
-def _show(args):
-    from ntkgap._infra import config
-    from ntkgap.verdicts import overview
-
-    if args.results is not None:
-        config.set_results_dir(args.results)
-    experiments = overview.experiments(args.source, args.profile)
-    if args.plot:
-        _check_out(args.plot, (".png", ".pdf", ".svg"))
-    out = overview.overview(args.source, experiments)
-    lines = overview.text(out)
-    if args.plot:
-        overview.plot(out["experiments"], args.plot)
-        lines.append(f"wrote {args.plot}")
-    _emit(args, out, "\n".join(lines))
-
-
-# ----------------------------------------------------------------- compare
-def _compare_args(p):
-    from ntkgap._infra.config import PROFILES
-    from ntkgap.targets import help_text
-
-    p.add_argument(
-        "--family",
-        required=True,
-        nargs="+",
-        metavar="SPEC|FILES",
-        help="a target family ({L} or a missing L= takes the depth), or DAG files, one per depth",
-    )
-    p.add_argument("--L", required=True, dest="depths", help="depths, e.g. 1..4")
-    p.add_argument("--out", metavar="DIR", help="output folder (created; not with --dry-run)")
-    p.add_argument("--profile", default=PROFILES[0], choices=PROFILES, help="budget")
-    p.add_argument("--eps", type=float, default=None, help="relative test MSE of n* [0.1]")
-    p.add_argument("--seeds", type=_int_at_least(2), default=None, help="seeds per cell")
-    p.add_argument(
-        "--n-max", default=None, metavar="N|kernel=N,net=M", help="search cap of both sides"
-    )
-    p.add_argument("--dry-run", action="store_true", help="print cells, theory n*, cost; run none")
-    p.add_argument("--force", action="store_true", help="run a design that cannot reach a verdict")
-    p.add_argument("--jobs", type=_int_at_least(1), default=1, help="local worker processes [1]")
-    p.add_argument(
-        "--results", metavar="DIR", default=None, help="where the cells are stored [DIR/results]"
-    )
-    p.epilog = help_text()
-
-
-def _n_max_option(text):
-    """``--n-max N`` or ``--n-max kernel=N,net=M`` as an int or a dict."""
-    if text is None:
-        return None
-    try:
-        if "=" not in text:
-            return int(text)
-        from ntkgap.specs import raw_items  # the one splitter of key=value lists
-
-        return {k: int(v) for k, v in raw_items(f"n-max:{text}")[1]}
-    except ValueError:
-        raise UsageError(f"--n-max {text!r}: give N or kernel=N,net=M (integers)") from None
-
-
-@verb(
-    "compare",
-    "the E4 design on any target family: four predictors' n* vs L, Q1/Q2 verdicts, figure",
-    _compare_args,
-)
-def _compare(args):
-    if args.out is None and not args.dry_run:
-        raise UsageError("--out is required (except with --dry-run)")
-    fam = args.family[0] if len(args.family) == 1 else args.family
-    r = ntkgap.compare(
-        fam, args.depths, args.out, profile=args.profile, jobs=args.jobs, results=args.results,
-        eps=args.eps, seeds=args.seeds, n_max=_n_max_option(args.n_max), dry_run=args.dry_run,
-        force=args.force,
-    )  # fmt: skip
-    if args.dry_run:
-        return _emit(args, r, "\n".join(_dry_run_text(r)))
-    text = [f"wrote {', '.join(r['files'])}"] + [
-        f"  {c['id']}: {c['verdict']}" for c in r["claims"]
-    ]
-    _emit(args, r, "\n".join(text))
-
-
-def _dry_run_text(r):
-    b = r["budget"]
-    lines = [f"dry run, profile {r['profile']}, eps {b['eps']:g}: {len(r['cells'])} cells"]
-    for c in r["cells"]:
-        cap = f" n_max {c['n_max']}" if "n_max" in c else f" n {c['n']}"
-        lines.append(f"  L={c['L']} {c['method']:<10} {c['arch']:<22} {c['target']}{cap}")
-    for lab, by_L in r["n_star_theory"].items():
-        vals = ", ".join(f"L={L}: {'> 1e12' if n is None else n}" for L, n in by_L.items())
-        lines.append(f"theory n*: {lab}: {vals}")
-    lines.append(f"estimated cost: {r['cost']:.3g} ({r['cost_unit']})")
-    lines += [f"would refuse: {x}" for x in r["refusals"]]
-    return lines
+    emit(args, out, text)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -747,7 +502,11 @@ def build_parser() -> argparse.ArgumentParser:
     Returns:
         argparse.ArgumentParser whose errors raise UsageError (one line).
     """
-    parser = _Parser(
+    # imported here, not at the top: its verbs register after this module's own,
+    # so --help keeps listing run/show/compare last
+    import ntkgap.cli_experiments  # noqa: F401  (imported for its registrations)
+
+    parser = Parser(
         prog="ntkgap",
         description=(
             "Kernel-versus-network theory verification on compositional targets. "
@@ -756,7 +515,7 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"ntkgap {ntkgap.__version__}")
-    sub = parser.add_subparsers(dest="verb", metavar="<verb>", parser_class=_Parser)
+    sub = parser.add_subparsers(dest="verb", metavar="<verb>", parser_class=Parser)
     for name, (fn, help, add_args) in VERBS.items():
         p = sub.add_parser(
             name, help=help, description=help, formatter_class=argparse.RawDescriptionHelpFormatter

@@ -1,0 +1,173 @@
+"""The experiment verbs of the command line: ``run`` (compute an experiment's
+cells), ``show`` (tabulate stored cells and claims) and ``compare`` (the E4
+design on any target family). They register into ``ntkgap.cli_common.VERBS``
+when ``ntkgap.cli.build_parser`` imports this module.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import ntkgap
+from ntkgap.cli_common import check_out, emit, int_at_least, verb
+from ntkgap.errors import UsageError
+
+
+# ------------------------------------------------------------- experiments
+def _run_args(p):
+    p.add_argument("config", help="experiment config (experiments/*.toml)")
+    p.add_argument("--profile", default="quick", help="quick or full [quick]")
+    p.add_argument("--jobs", type=int_at_least(1), default=2, help="local worker processes [2]")
+    p.add_argument("--executor", default="local", choices=("local", "dask"))
+    p.add_argument(
+        "--scheduler", default=None, help="Dask scheduler address (with --executor dask)"
+    )
+    _results_arg(p)
+
+
+def _results_arg(p):
+    p.add_argument(
+        "--results",
+        metavar="DIR",
+        default=None,
+        help="results folder [NTKGAP_RESULTS, else ./results]; created if its parent exists",
+    )
+
+
+@verb("run", "run an experiment's cells that are not stored yet (resumable)", _run_args)
+def _run(args):
+    from ntkgap._infra import config
+    from ntkgap.runs import executors
+
+    if args.results is not None:
+        config.set_results_dir(args.results)
+    r = executors.run(
+        args.config, args.profile, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler
+    )
+    emit(
+        args,
+        r,
+        f"{r['experiment']} [{r['profile']}]: {r['cells']} cells, {r['computed']} computed, "
+        f"{r['reused']} reused, {r['seconds']:.1f} s",
+    )
+    for f in r["failed"]:
+        sys.stderr.write(
+            f"ntkgap: warning: cell {f['key']} ({f['cell']['method']}) failed: {f['reason']}\n"
+        )
+
+
+# -------------------------------------------------------------------- show
+def _show_args(p):
+    p.add_argument(
+        "source",
+        metavar="CONFIG|DIR",
+        help="an experiment config (its results folder is read) or a folder of results",
+    )
+    p.add_argument(
+        "--profile",
+        default=None,
+        help="with a CONFIG: only the cells of this profile [every profile it has]",
+    )
+    p.add_argument("--plot", metavar="FILE", help="also plot test MSE against n per series")
+    _results_arg(p)
+
+
+@verb(
+    "show",
+    "a table of a run's cells (method, parameters, n, error or n*, seconds) and claims",
+    _show_args,
+)
+def _show(args):
+    from ntkgap._infra import config
+    from ntkgap.verdicts import overview
+
+    if args.results is not None:
+        config.set_results_dir(args.results)
+    experiments = overview.experiments(args.source, args.profile)
+    if args.plot:
+        check_out(args.plot, (".png", ".pdf", ".svg"))
+    out = overview.overview(args.source, experiments)
+    lines = overview.text(out)
+    if args.plot:
+        overview.plot(out["experiments"], args.plot)
+        lines.append(f"wrote {args.plot}")
+    emit(args, out, "\n".join(lines))
+
+
+# ----------------------------------------------------------------- compare
+def _compare_args(p):
+    from ntkgap._infra.config import PROFILES
+    from ntkgap.targets import help_text
+
+    p.add_argument(
+        "--family",
+        required=True,
+        nargs="+",
+        metavar="SPEC|FILES",
+        help="a target family ({L} or a missing L= takes the depth), or DAG files, one per depth",
+    )
+    p.add_argument("--L", required=True, dest="depths", help="depths, e.g. 1..4")
+    p.add_argument("--out", metavar="DIR", help="output folder (created; not with --dry-run)")
+    p.add_argument("--profile", default=PROFILES[0], choices=PROFILES, help="budget")
+    p.add_argument("--eps", type=float, default=None, help="relative test MSE of n* [0.1]")
+    p.add_argument("--seeds", type=int_at_least(2), default=None, help="seeds per cell")
+    p.add_argument(
+        "--n-max", default=None, metavar="N|kernel=N,net=M", help="search cap of both sides"
+    )
+    p.add_argument("--dry-run", action="store_true", help="print cells, theory n*, cost; run none")
+    p.add_argument("--force", action="store_true", help="run a design that cannot reach a verdict")
+    p.add_argument("--jobs", type=int_at_least(1), default=1, help="local worker processes [1]")
+    p.add_argument(
+        "--results", metavar="DIR", default=None, help="where the cells are stored [DIR/results]"
+    )
+    p.epilog = help_text()
+
+
+def _n_max_option(text):
+    """``--n-max N`` or ``--n-max kernel=N,net=M`` as an int or a dict."""
+    if text is None:
+        return None
+    try:
+        if "=" not in text:
+            return int(text)
+        from ntkgap.specs import raw_items  # the one splitter of key=value lists
+
+        return {k: int(v) for k, v in raw_items(f"n-max:{text}")[1]}
+    except ValueError:
+        raise UsageError(f"--n-max {text!r}: give N or kernel=N,net=M (integers)") from None
+
+
+@verb(
+    "compare",
+    "the E4 design on any target family: four predictors' n* vs L, Q1/Q2 verdicts, figure",
+    _compare_args,
+)
+def _compare(args):
+    if args.out is None and not args.dry_run:
+        raise UsageError("--out is required (except with --dry-run)")
+    fam = args.family[0] if len(args.family) == 1 else args.family
+    r = ntkgap.compare(
+        fam, args.depths, args.out, profile=args.profile, jobs=args.jobs, results=args.results,
+        eps=args.eps, seeds=args.seeds, n_max=_n_max_option(args.n_max), dry_run=args.dry_run,
+        force=args.force,
+    )  # fmt: skip
+    if args.dry_run:
+        return emit(args, r, "\n".join(_dry_run_text(r)))
+    text = [f"wrote {', '.join(r['files'])}"] + [
+        f"  {c['id']}: {c['verdict']}" for c in r["claims"]
+    ]
+    emit(args, r, "\n".join(text))
+
+
+def _dry_run_text(r):
+    b = r["budget"]
+    lines = [f"dry run, profile {r['profile']}, eps {b['eps']:g}: {len(r['cells'])} cells"]
+    for c in r["cells"]:
+        cap = f" n_max {c['n_max']}" if "n_max" in c else f" n {c['n']}"
+        lines.append(f"  L={c['L']} {c['method']:<10} {c['arch']:<22} {c['target']}{cap}")
+    for lab, by_L in r["n_star_theory"].items():
+        vals = ", ".join(f"L={L}: {'> 1e12' if n is None else n}" for L, n in by_L.items())
+        lines.append(f"theory n*: {lab}: {vals}")
+    lines.append(f"estimated cost: {r['cost']:.3g} ({r['cost_unit']})")
+    lines += [f"would refuse: {x}" for x in r["refusals"]]
+    return lines
