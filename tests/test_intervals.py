@@ -436,3 +436,12 @@ def test_ci_covers_at_its_nominal_rate_on_interval_data(censoring):
         assert abs(cov - nominal) < 4 * se
     else:
         assert cov >= nominal - 4 * se
+
+
+def test_a_resolved_seed_is_known_to_its_search_bracket():
+    """n* of a resolved seed lies in (lo, hi]: the error was above eps at lo
+    and at most eps at hi; the interpolated n_star inside is not exact."""
+    rec = {"seed": 0, "status": "resolved", "lo": 100, "hi": 125, "n_star": 110.0}
+    assert iv.log_interval(rec) == (math.log(100), math.log(125))
+    bare = {"seed": 0, "status": "resolved", "n_star": 110.0}
+    assert iv.log_interval(bare) == (math.log(110.0), math.log(110.0))

@@ -73,9 +73,15 @@ def log_interval(item) -> tuple[float, float]:
             an ``n_star`` dict.
 
     Returns:
-        (lo, hi) of log n*: a point when resolved, (log n_max, inf) when
-        censored above, (-inf, log n_min] when censored below.
+        (lo, hi) of log n*: the search's final bracket (lo, hi] when a
+        resolved seed carries it (n* is only known to that resolution: the
+        error is above eps at lo and at most eps at hi), a point when a
+        resolved value comes without one, (log n_max, inf) when censored
+        above, (-inf, log n_min] when censored below.
     """
+    if isinstance(item, dict) and item.get("status") == "resolved":
+        if isinstance(item.get("lo"), (int, float)) and isinstance(item.get("hi"), (int, float)):
+            return math.log(item["lo"]), math.log(item["hi"])
     lo, hi = scaling.seed_interval(item)
     return (math.log(lo) if lo > 0 else -INF, math.log(hi) if hi < INF else INF)
 

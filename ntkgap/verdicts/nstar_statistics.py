@@ -303,8 +303,8 @@ def _median_n(per_seed) -> tuple[float | None, str | None]:
     lo, hi = intervals.median_ci(
         [intervals.log_interval(v) for v in items], min_seeds=len(items) + 1
     )["median"]
-    if lo == hi:
-        return math.exp(lo), None
+    if lo == hi or (math.isfinite(lo) and math.isfinite(hi)):  # a point, or a bracket
+        return math.exp(0.5 * (lo + hi)), None
     if math.isfinite(lo):
         return math.exp(lo), "right"
     return (math.exp(hi), "left") if math.isfinite(hi) else (None, "unknown")
