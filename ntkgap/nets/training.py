@@ -55,6 +55,7 @@ from ntkgap._infra import (
 )
 from ntkgap._infra.seeds import derive
 from ntkgap.errors import UsageError
+from ntkgap.nets import train_results
 from ntkgap.nets.train_config import TrainConfig, validate, validation_size
 from ntkgap.targets.split import split
 from ntkgap.targets.variance import target_variance
@@ -175,65 +176,85 @@ def _make(apply_fn, cfg, width, minibatch, mults=None, scale=1.0):
         return loss / cfg.alpha**2 if cfg.alpha is not None else loss
 
     def program(length):
-        def chunk(state, params0, xtr, ytr, ntr, xva, yva, nva):
-            mtr = jnp.arange(xtr.shape[0]) < ntr
-            mva = jnp.arange(xva.shape[0]) < nva
-
-            def val_of(params):  # in the state's dtype: the next chunk's types match
-                err2 = (model(params, params0, xva) - yva) ** 2
-                val = jnp.sum(jnp.where(mva, err2, 0)) / jnp.sum(mva)
-                return val.astype(state.best_val.dtype)
-
-            # the starting point is checkpoint 0: a run that never beats it keeps it
-            val0 = val_of(state.params)
-            loss0 = loss_fn(state.params, params0, xtr, ytr, mtr)
-            state = state._replace(best_val=jnp.where(state.step == 0, val0, state.best_val))
-            live = state.active
-
-            def step(st, _):
-                key, sub = jax.random.split(st.key)
-                if minibatch:  # the same draws as the run alone: randint's bound is its own ntr
-                    idx = jax.random.randint(sub, (cfg.batch,), 0, ntr)
-                    grad_args = (xtr[idx], ytr[idx])
-                else:
-                    grad_args = (xtr, ytr, mtr)
-                loss, g = jax.value_and_grad(loss_fn)(st.params, params0, *grad_args)
-                upd, ost = opt.update(g, st.opt_state, st.params)
-                new = optax.apply_updates(st.params, upd)
-
-                def keep(a, b):  # a stopped run's state is frozen
-                    return jnp.where(live, a, b)
-
-                return st._replace(
-                    params=jax.tree_util.tree_map(keep, new, st.params),
-                    opt_state=jax.tree_util.tree_map(keep, ost, st.opt_state),
-                    key=keep(key, st.key),
-                    step=st.step + live.astype(st.step.dtype),
-                ), loss
-
-            state, losses = jax.lax.scan(step, state, None, length=length)
-            val = val_of(state.params)
-            finite = jnp.all(jnp.isfinite(losses)) & jnp.isfinite(val)
-            better = live & (val < state.best_val)
-            best = jax.tree_util.tree_map(
-                lambda b, p: jnp.where(better, p, b), state.best, state.params
-            )
-            since = jnp.where(better, 0, state.since + live.astype(state.since.dtype))
-            plateau = (cfg.patience > 0) & (since >= cfg.patience)
-            state = state._replace(
-                best=best,
-                best_val=jnp.where(better, val, state.best_val),
-                best_step=jnp.where(better, state.step, state.best_step),
-                since=since,
-                active=live & finite & ~plateau,
-                nonfinite=state.nonfinite | (live & ~finite),
-            )
-            return state, jnp.mean(losses), val, val0, loss0
-
+        chunk = _chunk(model, loss_fn, opt, cfg, minibatch, length)
         # the state is rebuilt every chunk: its buffers can be reused in place
         return jax.jit(jax.vmap(chunk), donate_argnums=0)
 
     return model, opt, program
+
+
+def _chunk(model, loss_fn, opt, cfg, minibatch, length):
+    """One run's chunk of ``length`` steps (vmapped by ``_make``): the steps,
+    then a validation check that keeps the best checkpoint and stops a run
+    at its plateau or at a non-finite number."""
+
+    def chunk(state, params0, xtr, ytr, ntr, xva, yva, nva):
+        mtr = jnp.arange(xtr.shape[0]) < ntr
+        mva = jnp.arange(xva.shape[0]) < nva
+
+        def val_of(params):  # in the state's dtype: the next chunk's types match
+            err2 = (model(params, params0, xva) - yva) ** 2
+            val = jnp.sum(jnp.where(mva, err2, 0)) / jnp.sum(mva)
+            return val.astype(state.best_val.dtype)
+
+        # the starting point is checkpoint 0: a run that never beats it keeps it
+        val0 = val_of(state.params)
+        loss0 = loss_fn(state.params, params0, xtr, ytr, mtr)
+        state = state._replace(best_val=jnp.where(state.step == 0, val0, state.best_val))
+        live = state.active
+        step = _step(loss_fn, opt, cfg, minibatch, live, params0, xtr, ytr, ntr, mtr)
+        state, losses = jax.lax.scan(step, state, None, length=length)
+        val = val_of(state.params)
+        return _checked_state(state, losses, val, live, cfg), jnp.mean(losses), val, val0, loss0
+
+    return chunk
+
+
+def _step(loss_fn, opt, cfg, minibatch, live, params0, xtr, ytr, ntr, mtr):
+    """One optimisation step of a run (the scan's body); a stopped run
+    (``live`` false) keeps its state."""
+
+    def step(st, _):
+        key, sub = jax.random.split(st.key)
+        if minibatch:  # the same draws as the run alone: randint's bound is its own ntr
+            idx = jax.random.randint(sub, (cfg.batch,), 0, ntr)
+            grad_args = (xtr[idx], ytr[idx])
+        else:
+            grad_args = (xtr, ytr, mtr)
+        loss, g = jax.value_and_grad(loss_fn)(st.params, params0, *grad_args)
+        upd, ost = opt.update(g, st.opt_state, st.params)
+        new = optax.apply_updates(st.params, upd)
+
+        def keep(a, b):  # a stopped run's state is frozen
+            return jnp.where(live, a, b)
+
+        return st._replace(
+            params=jax.tree_util.tree_map(keep, new, st.params),
+            opt_state=jax.tree_util.tree_map(keep, ost, st.opt_state),
+            key=keep(key, st.key),
+            step=st.step + live.astype(st.step.dtype),
+        ), loss
+
+    return step
+
+
+def _checked_state(state, losses, val, live, cfg):
+    """The state after a chunk's validation check: the best checkpoint kept,
+    the run stopped at its plateau (``patience`` checks without improvement)
+    or at a non-finite loss or score."""
+    finite = jnp.all(jnp.isfinite(losses)) & jnp.isfinite(val)
+    better = live & (val < state.best_val)
+    best = jax.tree_util.tree_map(lambda b, p: jnp.where(better, p, b), state.best, state.params)
+    since = jnp.where(better, 0, state.since + live.astype(state.since.dtype))
+    plateau = (cfg.patience > 0) & (since >= cfg.patience)
+    return state._replace(
+        best=best,
+        best_val=jnp.where(better, val, state.best_val),
+        best_step=jnp.where(better, state.step, state.best_step),
+        since=since,
+        active=live & finite & ~plateau,
+        nonfinite=state.nonfinite | (live & ~finite),
+    )
 
 
 def _programs(arch, width, cfg, minibatch, in_shape):
@@ -329,9 +350,9 @@ def train(
                   return_predictions=return_predictions, return_params=return_params)
             for s in seeds
         ]  # fmt: skip
-        return _merge(runs)
+        return train_results.merge(runs)
     recs, info = _fit(arch, width, target, [(s, n) for s in seeds], cfg, n_test, workers)
-    out = _result(recs, info, arch, target, width, cfg, return_predictions)
+    out = train_results.result(recs, info, arch, target, width, cfg, return_predictions)
     if return_params:
         trees = [jax.tree_util.tree_map(np.asarray, r["params"]) for r in recs]
         out["params_init"] = [t[0] for t in trees]
@@ -377,7 +398,7 @@ def train_runs(
     out = []
     for r in recs:
         r = dict(r, curve=[row for row in r["curve"] if row[0] <= r["steps"]])
-        out.append(_result([r], info, arch, target, width, cfg, False))
+        out.append(train_results.result([r], info, arch, target, width, cfg, False))
     return out
 
 
@@ -452,7 +473,7 @@ def _fit_family(arch, width, target, runs, cfg, n_test, workers, minibatch):
         f"train w={width} n={n_max}" + (f" ({len(runs)} runs)" if len(set(runs)) > 1 else ""),
     )  # fmt: skip
     seconds = time.perf_counter() - start
-    recs = _records(runs, data, params0, state, curve, cfg, predict, var)
+    recs = train_results.records(runs, data, params0, state, curve, cfg, predict, var)
     info = {"seconds": seconds, "n_params": n_params, "workers": threads, "programs": 1}
     return recs, info
 
@@ -472,14 +493,14 @@ def _load(arch, target, runs, cfg, n_test, minibatch) -> _Data:
     dtype = jnp.float32 if cfg.dtype == "float32" else jnp.float64
     ptr, pva = max(t for _, t in sizes), max(v for v, _ in sizes)
     if minibatch:  # rows cost nothing per step here: pad to shapes compiled once for all n
-        ptr, pva = _bucket(ptr), _bucket(pva)
+        ptr, pva = train_results.bucket_rows(ptr), train_results.bucket_rows(pva)
     xtr, ytr, xva, yva, xts, yts, splits, x_test = [], [], [], [], [], [], [], []
     for (s, n), (n_val, _) in zip(runs, sizes):
         sp = split(target, n, seed=s, n_val=n_val, n_test=n_test)
-        xtr.append(_pad(arch.inputs(dom, sp.x_train), ptr))
-        ytr.append(_pad(sp.y_train, ptr))
-        xva.append(_pad(arch.inputs(dom, sp.x_val), pva))
-        yva.append(_pad(sp.y_val, pva))
+        xtr.append(train_results.pad_rows(arch.inputs(dom, sp.x_train), ptr))
+        ytr.append(train_results.pad_rows(sp.y_train, ptr))
+        xva.append(train_results.pad_rows(arch.inputs(dom, sp.x_val), pva))
+        yva.append(train_results.pad_rows(sp.y_val, pva))
         xts.append(arch.inputs(dom, sp.x_test))
         yts.append(sp.y_test)
         x_test.append(sp.x_test)
@@ -590,141 +611,5 @@ def _compiled(program, compiled, length, state, args):
     return compiled[length, shapes]
 
 
-def _records(runs, data, params0, state, curve, cfg, predict, var):
-    """Per-run records: test and training MSE at the scored checkpoint, the
-    run's facts, curve and its initial and scored parameters."""
-    final = state.best if cfg.checkpoint == "best" else state.params
-    best_step = np.asarray(state.best_step).tolist()
-    best_val = (np.asarray(state.best_val, np.float64) / var).tolist()
-    steps = np.asarray(state.step).tolist()
-    nonfinite = np.asarray(state.nonfinite).tolist()
-    Xtr, Ytr = data.arrays[:2]
-    recs = []
-    for i, ((s, _n), (n_val, n_tr)) in enumerate(zip(runs, data.sizes)):
-        p0_i = jax.tree_util.tree_map(lambda p, i=i: p[i], params0)
-        xtr_i, ytr_i = Xtr[i, :n_tr], np.asarray(Ytr[i, :n_tr], np.float64)
-
-        def mse(params, x, y, p0_i=p0_i):
-            # rows are independent: padded to a bucket, so one compiled
-            # forward pass serves every n up to it
-            m = x.shape[0]
-            pred = np.asarray(predict(params, p0_i, _pad(x, _bucket(m))), np.float64)[:m]
-            return float(np.mean((pred - y) ** 2)), pred
-
-        fin_i = jax.tree_util.tree_map(lambda p, i=i: p[i], final)
-        t, pred = mse(fin_i, jnp.asarray(data.xts[i], data.dtype), data.yts[i])
-        # the loss rose: the last parameters fit the training set worse than the start
-        last_i = jax.tree_util.tree_map(lambda p, i=i: p[i], state.params)
-        rose = not mse(last_i, xtr_i, ytr_i)[0] <= mse(p0_i, xtr_i, ytr_i)[0]
-        recs.append(
-            {
-                "seed": s,
-                "n_train": n_tr,
-                "n_val": n_val,
-                "test": t / var,
-                "pred": pred,
-                "x_test": data.x_test[i],
-                "train": mse(fin_i, xtr_i, ytr_i)[0] / var,
-                "best_step": best_step[i],
-                "best_val": best_val[i],
-                "steps": steps[i],
-                "diverged": bool(nonfinite[i] or (best_step[i] == 0 and steps[i] > 0 and rose)),
-                "split": data.splits[i],
-                "curve": [(st, float(tl[i]), float(vl[i])) for st, tl, vl in curve],
-                "params": (p0_i, fin_i),
-            }
-        )
-    return recs
-
-
-def _bucket(rows: int) -> int:
-    """The padded row count: the next power of two (programs compiled for one
-    bucket serve every size in it; at most twice the rows)."""
-    return 1 << max(0, int(rows) - 1).bit_length()
-
-
-def _pad(a, rows):
-    """``a`` with zero rows appended up to ``rows`` (masked out by the program)."""
-    a = np.asarray(a)
-    return np.concatenate([a, np.zeros((rows - len(a),) + a.shape[1:], a.dtype)])
-
-
-def _result(recs, info, arch, target, width, cfg, return_predictions):
-    """The JSON-ready result of runs sharing one n (see ``train``)."""
-    test = [r["test"] for r in recs]
-    steps = [r["steps"] for r in recs]
-    rows = zip(*(r["curve"] for r in recs))
-    out = {
-        "test_mse": float(np.mean(test)),
-        "test_mse_std": float(np.std(test)),
-        "test_mse_per_seed": test,
-        "train_mse": float(np.mean([r["train"] for r in recs])),
-        "steps": int(max(steps)),
-        "steps_requested": cfg.steps,
-        "steps_per_seed": steps,
-        "best_step": [r["best_step"] for r in recs],
-        "best_val_mse": [r["best_val"] for r in recs],
-        "diverged": any(r["diverged"] for r in recs),
-        "diverged_per_seed": [r["diverged"] for r in recs],
-        "overlap": float(np.mean([r["split"]["overlap"] for r in recs])),
-        "overlap_per_seed": [r["split"]["overlap"] for r in recs],
-        "train_duplicates": [r["split"]["train_duplicates"] for r in recs],
-        "n_test_points": [r["split"]["n_test_points"] for r in recs],
-        "seconds": info["seconds"],
-        "n_params": info["n_params"],
-        "seeds": [r["seed"] for r in recs],
-        "width": width,
-        "n_train": recs[0]["n_train"],
-        "n_val": recs[0]["n_val"],
-        "workers": info["workers"],
-        "loss_curve": [
-            {
-                "step": row[0][0],
-                "train_loss": [c[1] for c in row],
-                "val_mse": [c[2] for c in row],
-            }
-            for row in rows
-        ],
-        "config": cfg._asdict(),
-        "arch_reads": arch.reads(target.domain),
-    }
-    if return_predictions:
-        out["test_predictions"] = [r["pred"] for r in recs]
-        out["x_test"] = [r["x_test"] for r in recs]
-    return out
-
-
 def _depth(arch):
     return arch.spec["depth"] if arch.name == "fc" else arch.spec["L"]
-
-
-def _merge(runs):
-    """One result from single-seed runs (``vmap=False``)."""
-
-    def cat(key):
-        return [v for r in runs for v in r[key]]
-
-    test = cat("test_mse_per_seed")
-    out = dict(runs[0])
-    out.update(
-        test_mse=float(np.mean(test)),
-        test_mse_std=float(np.std(test)),
-        test_mse_per_seed=test,
-        train_mse=float(np.mean([r["train_mse"] for r in runs])),
-        seconds=float(sum(r["seconds"] for r in runs)),
-        seeds=cat("seeds"),
-        best_step=cat("best_step"),
-        best_val_mse=cat("best_val_mse"),
-        steps=max(r["steps"] for r in runs),
-        steps_per_seed=cat("steps_per_seed"),
-        diverged=any(r["diverged"] for r in runs),
-        diverged_per_seed=cat("diverged_per_seed"),
-        overlap=float(np.mean(cat("overlap_per_seed"))),
-        overlap_per_seed=cat("overlap_per_seed"),
-        train_duplicates=cat("train_duplicates"),
-        n_test_points=cat("n_test_points"),
-    )
-    for key in ("test_predictions", "x_test", "params_init", "params_final"):
-        if key in runs[0]:
-            out[key] = cat(key)
-    return out
