@@ -72,13 +72,12 @@ def test_lazy_network_approaches_ntk_predictor_as_width_grows():
     arch = parse_arch("fc:depth=1")
     target = parse_target("bandlimited:K=3,seed=2")
     n, n_val = 25, 5  # the trainer holds out 20% for validation: the NTK fits the same 20
-    from ntkgap._infra.seeds import derive
+    from ntkgap.targets.split import split
 
-    x = Circle().sample(n, seed=derive(0, "train", n))
-    xtr = arch.inputs(Circle(), x[: n - n_val])
-    xt = Circle().sample(2000, seed=derive(0, "test", n))
-    sol = krr.fit(kernels.gram(arch, xtr), target(x[: n - n_val]))
-    ntk_pred = sol.predict(kernels.gram(arch, arch.inputs(Circle(), xt), xtr))
+    sp = split(target, n, seed=0, n_val=n_val, n_test=2000)  # the trainer's own split
+    xtr = arch.inputs(Circle(), sp.x_train)
+    sol = krr.fit(kernels.gram(arch, xtr), sp.y_train)
+    ntk_pred = sol.predict(kernels.gram(arch, arch.inputs(Circle(), sp.x_test), xtr))
     dist = []
     for width in (64, 512, 4096):
         cfg = training.TrainConfig(
