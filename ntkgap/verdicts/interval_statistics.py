@@ -70,7 +70,10 @@ def _paired(*sides) -> tuple[list, list]:
 def _depth_kind(ivs) -> str:
     """resolved / bounded / unknown: what the median seed says at one depth."""
     kind = interval_kind(median_ci(ivs, min_seeds=len(ivs) + 1)["median"])
-    return "unknown" if kind == "unknown" else "resolved" if kind == "resolved" else "bounded"
+    # a finite median interval is a resolved depth known to its search brackets
+    if kind == "unknown":
+        return "unknown"
+    return "resolved" if kind in ("resolved", "interval") else "bounded"
 
 
 def _num(v):
@@ -114,6 +117,7 @@ def _report(name, rule, ci, kinds, need, sets, transform) -> dict:
     resolved = sum(k == "resolved" for k in kinds.values())
     med = ci["median"] if ci else (-INF, INF)
     point = med[0] == med[1] and math.isfinite(med[0])
+    finite = math.isfinite(med[0]) and math.isfinite(med[1])
     lo, hi = (ci["lo"], ci["hi"]) if ci else (None, None)
 
     def t(v):
@@ -121,7 +125,8 @@ def _report(name, rule, ci, kinds, need, sets, transform) -> dict:
 
     out = {
         "statistic": name,
-        "value": t(med[0]) if point else None,
+        # the median's interval midpoint where it is finite (brackets), else None
+        "value": t(0.5 * (med[0] + med[1])) if finite else None,
         "lo": t(lo),
         "hi": t(hi),
         "lo_censored": lo == -INF,
