@@ -41,6 +41,16 @@ def verb(name, help, add_args):
 
 
 def emit(args, obj, text=None):
+    """Prints a verb's result: one JSON object with ``--json``, else the text.
+
+    Args:
+        args: the parsed arguments (their ``json`` flag).
+        obj: the JSON-ready result.
+        text: the human-readable form (default: the indented JSON).
+
+    Returns:
+        None.
+    """
     from ntkgap._infra.files import dumps
 
     if args.json:
@@ -50,6 +60,15 @@ def emit(args, obj, text=None):
 
 
 def positive_float(option):
+    """An argparse type: a number >= 0, refused in one line otherwise.
+
+    Args:
+        option: the option's name, for the message.
+
+    Returns:
+        the converter ``str -> float``.
+    """
+
     def conv(text):
         try:
             v = float(text)
@@ -64,6 +83,15 @@ def positive_float(option):
 
 
 def int_at_least(lo):
+    """An argparse type: an integer >= ``lo``, refused in one line otherwise.
+
+    Args:
+        lo: the smallest allowed value.
+
+    Returns:
+        the converter ``str -> int``.
+    """
+
     def conv(text):
         try:
             v = int(text)
@@ -78,9 +106,16 @@ def int_at_least(lo):
 
 
 def check_out(path, suffixes):
-    """Refuse an output file that cannot be written, before any compute: a
-    wrong suffix, a regular file where a folder should be, a folder in which
-    no file can be created (probed by creating and removing one)."""
+    """Checks an output path before any compute: its folder exists and is a
+    folder, a file can be created there, and its suffix is allowed.
+
+    Args:
+        path: the output path.
+        suffixes: the allowed suffixes.
+
+    Returns:
+        None (a one-line UsageError otherwise).
+    """
     import tempfile
 
     from ntkgap._infra.files import check_writable

@@ -87,8 +87,10 @@ def _write_small(path, out_dir):
     lines = [f"name = {_toml_value(cfg['name'])}", f"title = {_toml_value(cfg.get('title', ''))}"]
     for c in cfg.get("claim", []):
         lines += ["[[claim]]"] + [f"{k} = {_toml_value(v)}" for k, v in c.items()]
-    for prof in ("quick", "full"):
+    for prof in (p for p in ("quick", "paper", "full") if p in cfg):
         lines.append(f"[{prof}]")
+        if not cfg[prof]["grid"]:
+            lines.append("grid = []")
         for grid in cfg[prof]["grid"]:
             lines.append(f"[[{prof}.grid]]")
             lines += [f"{k} = {_toml_value(v)}" for k, v in _shrink(grid).items()]

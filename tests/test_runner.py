@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 
+import numpy as np
 import pytest
 
 from ntkgap.runs import config as runs_config
@@ -306,6 +307,28 @@ def _numbers(stored):
     return out
 
 
+def _same_numbers(got: dict, want: dict):
+    """The same files and numbers: bit for bit, except the nested kernel
+    searches, which run in the coordinating process under its BLAS threads
+    (a worker process elsewhere), so their errors agree to float rounding;
+    reruns on one executor are bit-identical (tests/test_nested.py)."""
+    assert got.keys() == want.keys()
+    for k in want:
+        if want[k]["cell"]["method"] != "ntk_search":
+            assert got[k] == want[k], k
+            continue
+        g, w = got[k]["result"], want[k]["result"]
+        assert [(e["seed"], e["n"]) for e in g["evaluations"]] == [
+            (e["seed"], e["n"]) for e in w["evaluations"]
+        ]
+        np.testing.assert_allclose(
+            [e["test_mse"] for e in g["evaluations"]],
+            [e["test_mse"] for e in w["evaluations"]],
+            rtol=1e-10,
+        )
+        assert [p["status"] for p in g["per_seed"]] == [p["status"] for p in w["per_seed"]]
+
+
 @pytest.fixture(scope="module")
 def search_ref(tmp_path_factory):
     """The search config run in this process by the local executor: (config, results)."""
@@ -396,7 +419,7 @@ def test_search_on_a_dask_local_cluster_equals_local(search_ref, tmp_path):
     resumed, log.events = log.events[first:], log.events[:first]
     assert r["computed"] == 2
     dask = _stored(tmp_path / "dask", "srch")
-    assert _numbers(dask) == _numbers(ref)  # same files, same numbers, bit for bit
+    _same_numbers(_numbers(dask), _numbers(ref))
     recs = {k: json.loads(v) for k, v in ref.items()}
     batched = {k: r["result"].get("batched_runs") for k, r in recs.items()}
     assert {k: json.loads(v)["result"].get("batched_runs") for k, v in dask.items()} == batched
@@ -422,7 +445,7 @@ def test_search_on_a_dask_local_cluster_equals_local(search_ref, tmp_path):
     assert len(first_step) == 1 and len(kept) == len(SEEDS_NET)
     again = _stored(tmp_path / "resumed", "srch")
     assert {k: again[k] for k in kept} == kept
-    assert _numbers(again) == _numbers(ref)
+    _same_numbers(_numbers(again), _numbers(ref))
     assert sorted(k.split("-")[0] for k, what in resumed if what == "start") == ["net_search"] * (
         len(programs) - 1
     )

@@ -15,20 +15,49 @@ import numpy as np
 
 
 def bucket_rows(rows: int) -> int:
-    """The padded row count: the next power of two (programs compiled for one
-    bucket serve every size in it; at most twice the rows)."""
+    """The power-of-two row count a batch is padded to (one compiled program
+    serves every size of its bucket).
+
+    Args:
+        rows: the rows needed.
+
+    Returns:
+        int: the smallest power of two >= rows.
+    """
     return 1 << max(0, int(rows) - 1).bit_length()
 
 
 def pad_rows(a, rows):
-    """``a`` with zero rows appended up to ``rows`` (masked out by the program)."""
+    """``a`` padded with zero rows to ``rows`` rows.
+
+    Args:
+        a: an array.
+        rows: the rows wanted (>= len(a)).
+
+    Returns:
+        the padded array.
+    """
     a = np.asarray(a)
     return np.concatenate([a, np.zeros((rows - len(a),) + a.shape[1:], a.dtype)])
 
 
 def records(runs, data, params0, state, curve, cfg, predict, var):
-    """Per-run records: test and training MSE at the scored checkpoint, the
-    run's facts, curve and its initial and scored parameters."""
+    """Per-run records of a trained family: test MSE, validation curve,
+    checkpoint and flags of each seed, from the final training states.
+
+    Args:
+        runs: the (seed, n) runs of the family.
+        data: their padded training, validation and test arrays.
+        params0: the initial parameters.
+        state: the final training states (checkpoints, flags).
+        curve: the recorded loss / validation curve.
+        cfg: the training config.
+        predict: the compiled forward pass.
+        var: the target's variance (errors are relative to it).
+
+    Returns:
+        the per-run records.
+    """
     final = state.best if cfg.checkpoint == "best" else state.params
     best_step = np.asarray(state.best_step).tolist()
     best_val = (np.asarray(state.best_val, np.float64) / var).tolist()
@@ -74,7 +103,20 @@ def records(runs, data, params0, state, curve, cfg, predict, var):
 
 
 def result(recs, info, arch, target, width, cfg, return_predictions):
-    """The JSON-ready result of runs sharing one n (see :func:`ntkgap.nets.training.train`)."""
+    """The result dict of ``training.train`` from the per-seed records.
+
+    Args:
+        recs: the per-seed records.
+        info: the run's facts (seconds, steps, workers).
+        arch: the architecture.
+        target: the target.
+        width: the hidden width.
+        cfg: the training config.
+        return_predictions: whether to keep each seed's test predictions.
+
+    Returns:
+        dict: means over seeds, per-seed lists, the loss curve and flags.
+    """
     test = [r["test"] for r in recs]
     steps = [r["steps"] for r in recs]
     rows = zip(*(r["curve"] for r in recs))
@@ -119,7 +161,14 @@ def result(recs, info, arch, target, width, cfg, return_predictions):
 
 
 def merge(runs):
-    """One result from single-seed runs (``vmap=False``)."""
+    """Merges the results of runs trained apart (``vmap=False``) into one.
+
+    Args:
+        runs: the per-run results.
+
+    Returns:
+        dict: one result with per-seed lists concatenated.
+    """
 
     def cat(key):
         return [v for r in runs for v in r[key]]

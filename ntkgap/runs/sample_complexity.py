@@ -241,6 +241,7 @@ def _ntk_nested(cell) -> dict:
     (from scratch, all seeds; tuned: one per ridge value and seed),
     ``factor_n`` (each seed's largest n factored) and ``nested: True``.
     """
+    cell = registry.fill(cell)  # callers may pass a raw cell
     from ntkgap.kernels.ntk_predictor import NestedCurve  # import cost: JAX, scipy
     from ntkgap.nets.arch import parse_arch
     from ntkgap.targets import parse_target
