@@ -116,4 +116,5 @@ def test_report_table_lists_every_e4_family_and_depth(tmp_path):
         assert float(mx) == pytest.approx(np.abs(y).max(), rel=6e-3)
         assert float(deg) == pytest.approx(deg_planted, rel=6e-3)
     # quick's families: the headline's tanh trees and the linear control
-    assert {n for f, _ in rows for n in ("tanh", "linear") if f"node={n}" in f} == {"tanh", "linear"}
+    nodes = {n for f, _ in rows for n in ("tanh", "linear") if f"node={n}" in f}
+    assert nodes == {"tanh", "linear"}
