@@ -40,7 +40,7 @@ RUN_ALL = """
 import sys
 from ntkgap.cli import main
 for path in sys.argv[1:]:
-    if main(["run", path, "--profile", "quick", "--jobs", "1"]):
+    if main(["run", path, "--profile", "paper", "--jobs", "1"]):
         sys.exit(f"ntkgap run {path} failed")
 """
 
@@ -48,21 +48,21 @@ for path in sys.argv[1:]:
 def _shrink(grid):
     g = dict(grid)
     m = g["method"]
-    if m in ("ntk", "net") and isinstance(g.get("n"), list):
+    if m in ("ntk", "net", "after_kernel") and isinstance(g.get("n"), list):
         g["n"] = sorted(g["n"])[:2]
-    elif m in ("ntk", "net"):
+    elif m in ("ntk", "net", "after_kernel"):
         g["n"] = min(g["n"], 128)
     for key in ("seed", "seeds"):
         if isinstance(g.get(key), list):
             g[key] = g[key][:2]
-    if m in ("ntk_search", "net_search"):
+    if m in ("ntk_search", "net_search", "after_kernel_search"):
         g.update(n_min=4, n_max=min(g["n_max"], 12), n_test=min(g.get("n_test", 200), 4))
-    if m in ("net", "net_search"):
+    if m in ("net", "net_search", "after_kernel", "after_kernel_search"):
         g.update(steps=min(g.get("steps", 100), 100), eval_every=50)
         g["width"] = min(min(g["width"]) if isinstance(g["width"], list) else g["width"], 16)
         if isinstance(g.get("lr"), list):
             g["lr"] = g["lr"][:2]
-    if m in ("ntk", "net"):
+    if m in ("ntk", "net", "after_kernel"):
         g["n_test"] = 200
     if m in ("theory", "eigen"):  # every path runs with a few archs and targets
         for key in ("arch", "target"):
@@ -108,7 +108,7 @@ def pipeline(tmp_path_factory):
         NTKGAP_RESULTS=str(tmp / "results"),
         NTKGAP_FIGURES=str(tmp / "figures"),
         NTKGAP_REPORT=str(tmp / "REPORT.md"),
-        NTKGAP_PROFILE="quick",
+        NTKGAP_PROFILE="paper",  # paper holds quick's cells: every config runs
         NTKGAP_PROGRESS="0",
     )
 
@@ -127,7 +127,7 @@ def pipeline(tmp_path_factory):
     run("-c", RUN_ALL, *small)
     for script in FIGURES:
         run(script)
-    report = run(os.path.join(ROOT, "experiments", "report.py"), "quick")
+    report = run(os.path.join(ROOT, "experiments", "report.py"), "paper")
     return tmp, report.stdout
 
 

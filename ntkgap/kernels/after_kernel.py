@@ -26,6 +26,7 @@ from ntkgap.errors import UsageError
 from ntkgap.kernels import diagnostics, krr
 from ntkgap.nets.empirical import empirical_ntk, weight_movement
 from ntkgap.nets.train_config import TrainConfig, validation_size
+from ntkgap.spectral import walsh
 from ntkgap.targets.domains import Hypercube
 from ntkgap.targets.split import split
 from ntkgap.targets.variance import target_variance
@@ -112,8 +113,8 @@ def run_kernels(
         out[f"alignment_{which}"] = _alignment(K, sp.y_train)
         out[f"effective_rank_{which}"] = diagnostics.effective_rank(K)
         share = None
-        if isinstance(dom, Hypercube):
-            share = diagnostics.walsh_share(K, sp.x_train, target, top_k)
+        if isinstance(dom, Hypercube) and len(target.support) <= walsh.MAX_BITS:
+            share = diagnostics.walsh_share(K, sp.x_train, target, top_k)  # exact transform
             out["walsh_top_k"] = share["k"]
         out[f"walsh_share_{which}"] = None if share is None else share["share"]
         grams[which] = K
