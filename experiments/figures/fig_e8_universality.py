@@ -143,7 +143,7 @@ for (col, mk, ls), c in zip(
     style.distinct_styles(len(cfg.get("claim", []))), claims.parse_claims(cfg, CONFIG)
 ):
     e = claims.evaluate(c, EXP)
-    d = e["data"]
+    d = e["data"] or {}  # a claim of a larger profile (not run) has no data
     pts = [
         (L, a / b)
         for L, a, b, ca, cb in zip(d.get("L", []), d.get("a", []), d.get("b", []),
