@@ -157,6 +157,12 @@ captions = {
     "n*(own tree NTK) / n*(trained tree net) of the median seeds against depth L on tanh trees "
     "(same architecture, activation and splits), with the median seed's growth per level and "
     "the verdict.",
+    "e10_predict": "E10. Predicted against measured n*(0.1), log-log: the kernel's eigenlearning "
+    "n* and the trained net's n* from the constituent law fitted on the other families (filled: "
+    "held out; hollow: in-sample; bars: 95% prediction intervals; triangles: censored).",
+    "e11_after_kernel": "E11. Kernel-target alignment at initialisation and after training, and "
+    "the relative weight movement, against depth L on tanh trees (rich nets and the lazy "
+    "control).",
     "spectra": "Spectra of the zoo: share of variance per frequency (circle) and per Walsh degree "
     "(hypercube).",
 }

@@ -160,7 +160,7 @@ def test_report_and_summary_carry_every_claim(pipeline):
         assert c["verdict"] in VERDICTS
         if c["lo"] is not None:
             assert c["seeds"] >= 8, c["id"]  # a CI needs >= 8 seeds
-        assert f"| {c['id']} | **{c['verdict']}** |" in text
+        assert f"| {c['id']} | {c['profile']} | **{c['verdict']}** |" in text
         assert c["rule"]["text"] in text  # the pre-registered rule is echoed
     for script in FIGURES:
         # every figure has its caption
