@@ -133,7 +133,8 @@ def test_nested_search_cell_matches_independent_fits_and_counts_factorizations()
     def own(batch):
         return [ntk_predictor.evaluate(a, t, n, seed=s, n_test=64)["test_mse"] for s, n in batch]
 
-    ref = search.run_search(own, cell["seeds"], 0.1, 4, 192)
+    # the same search (the nested one brackets with NESTED_GROWTH), read from per-n fits
+    ref = search.run_search(own, cell["seeds"], 0.1, 4, 192, growth=search.NESTED_GROWTH)
     for got, want in zip(nested["per_seed"], ref["seeds"]):
         assert (got["lo"], got["hi"], got["evaluations"]) == (
             want["lo"], want["hi"], want["evaluations"])  # fmt: skip
