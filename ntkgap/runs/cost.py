@@ -1,0 +1,461 @@
+"""What cells will cost before they run, in seconds of one core, calibrated
+on the cells already stored (usually the quick profile's).
+
+Work per cell (:func:`work`): for a network, seeds x steps x (batch x
+weights + a fixed per-step cost); for KRR, n^3 / 3 (Cholesky) plus the test
+Gram; other methods have no work law and take their median stored time.
+
+Calibration (:func:`calibrate`): each method's seconds per unit of work are
+fitted on the stored cells: an affine law on the stored cells of the same
+experiment where they have at least 3 different amounts of work, else a
+rate fitted on the largest quarter of every experiment's cells of that
+method (the most compute-bound). The per-step cost of a network is fitted
+on the stored net cells with the steps they really ran (a plateau stops
+them before the cap).
+
+Search cells (methods ``*_search``; :func:`search_seconds`) are scaled
+from the stored search that matches best (of the same experiment when it
+has one, else of any; preferring in turn: tuned ridge or not as the cell,
+the same arch family, the same target, the same arch, the nearest n_max,
+the costliest), its ``cell_seconds`` multiplied by the ratio of modelled work,
+new over stored:
+
+- the new search makes the stored search's evaluations (the learning-rate
+  sweep's seeds x rates at its n, then every (seed, n) of the search), with
+  each n multiplied by n_max(new) / n_max(stored) (the geometric bracket
+  stretched to the longer range; an upper bound for seeds whose n* was
+  resolved below the stored n_max) and the seeds repeated seeds(new) /
+  seeds(stored) times;
+- an evaluation's relative cost is a net's :func:`work` (independent of n
+  with a minibatch) or n^p for a kernel, p fitted on the experiment's
+  stored ``ntk`` cells (3 if none);
+- the stored seconds divided by the same model applied to the stored
+  search calibrates it (search bookkeeping, early stopping at a plateau,
+  the machine's load);
+- a tuned ridge scaled from a ridgeless search is multiplied by the tuned
+  factor (divided, the other way round): the median seconds ratio, tuned
+  over ridgeless, of the stored searches differing only in their ridge, at
+  the largest n_max that has such a pair (1 without one).
+
+A search with no stored search of its method anywhere costs one evaluation
+at n_max per seed (a floor). A stored cell counts its stored seconds.
+
+Uncalibrated: a method with a work law and no stored cell takes the rate of
+its reference measurement in ``REFERENCES`` (this 2-core CPU machine,
+``benchmarks/RESULTS.md``); with nothing stored at all every cell does. A
+rough guide (within a factor ~2-3 calibrated, more uncalibrated), not a
+promise: it assumes this machine and cell sizes it can extrapolate to.
+"""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ntkgap._infra import config
+from ntkgap.nets.arch import parse_arch
+from ntkgap.runs import store
+from ntkgap.runs.sample_complexity import evaluation_cell
+from ntkgap.targets import parse_target
+
+#: one Adam step of 8 seeds at minibatch 128 on d = 40 inputs
+_STEP = dict(
+    method="net", target="tree:d=40,L=3,arity=2,node=tanh", n=2000, batch=128, steps=1,
+    seeds=list(range(8)),
+)  # fmt: skip
+#: The uncalibrated rates: per method (and arch family for a net), a cell
+#: measured on this 2-core CPU machine (benchmarks/RESULTS.md) and its
+#: seconds; a cell's uncalibrated seconds are its work times the reference's
+#: seconds per unit of work. ntk: KRR n=7999, Gram + solve + predict; net: a
+#: training step (fc:depth=2 w=64, tree:arity=2,L=4 w=32).
+REFERENCES = {
+    ("ntk", None): (dict(method="ntk", n=7999, n_test=2000), 2.418),
+    ("net", "fc"): (dict(_STEP, arch="fc:depth=2", width=64), 0.29e-3),
+    ("net", "tree"): (dict(_STEP, arch="tree:arity=2,L=4", width=32), 0.93e-3),
+}
+#: seconds of a cell with neither a work law nor a stored cell of its method
+DEFAULT_SECONDS = 1.0
+
+
+def _weights(cell: dict) -> int:
+    """Multiply-adds of one example's forward pass of a net cell (a dense
+    layer's weights; a tree's every node, shared or not)."""
+    a, dom = parse_arch(cell["arch"]), parse_target(cell["target"]).domain
+    w = cell["width"]
+    if a.name == "fc":
+        return dom.input_dim * w + (a.spec["depth"] - 1) * w * w + w
+    arity, L = a.spec["arity"], a.spec["L"]
+    c0 = dom.input_dim // dom.length if dom.name == "rhm" else 1  # channels of a leaf
+    inner = sum(arity ** (L - level + 1) for level in range(2, L + 1))  # nodes x arity
+    return a.leaves * c0 * w + inner * w * w + w
+
+
+def work(cell: dict, step_overhead: float = 0.0) -> float | None:
+    """Modelled work of a cell.
+
+    Args:
+        cell: a filled cell.
+        step_overhead: the fixed cost of one training step of one run (dispatch,
+            optimiser update) in units of rows x weights.
+
+    Returns:
+        for a net, seeds x steps x (rows per step x weights + ``step_overhead``),
+        weights the multiply-adds of one example's forward pass; for KRR,
+        n^3 / 3 (Cholesky) plus 50 n n_test (test Gram); None for other
+        methods.
+    """
+    m = cell["method"]
+    if m == "net":
+        rows = int(0.8 * cell["n"])  # the training rows: a batch larger is the full set
+        batch = min(cell.get("batch") or rows, rows)
+        steps = len(cell["seeds"]) * cell["steps"]
+        return steps * (batch * _weights(cell) + step_overhead)
+    if m == "ntk":
+        return cell["n"] ** 3 / 3 + 50 * cell["n"] * cell.get("n_test", 2000)
+    return None
+
+
+def stored_records(root: str) -> dict[str, list[dict]]:
+    """The stored cells of a results folder, failed ones included (their time
+    was spent).
+
+    Args:
+        root: a results folder (``root/<experiment>/<key>.json``).
+
+    Returns:
+        experiment name -> list of stored records (``cell``, ``result``) whose
+        result has ``cell_seconds``; empty when the folder is absent.
+    """
+    out = {}
+    for path in glob.glob(os.path.join(root, "*", "*.json")):
+        if os.path.basename(path).startswith("."):
+            continue
+        rec = store.load_result(path)
+        if rec and "cell_seconds" in rec.get("result", {}):
+            out.setdefault(os.path.basename(os.path.dirname(path)), []).append(rec)
+    return out
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """The fitted constants of the model (all empty: uncalibrated).
+
+    Attributes:
+        step_overhead: a training step's fixed cost in rows x weights.
+        local: (experiment, method) -> (overhead seconds, seconds per unit).
+        rate: method -> seconds per unit of work, over every experiment.
+        floor: method -> median stored seconds.
+        ntk_power: experiment -> p of a one-seed ntk cell's time ~ n^p.
+        tuned_factor: seconds of a tuned-ridge search over the same search
+            ridgeless (1 with no stored pair).
+        cells: how many stored cells it was fitted on.
+    """
+
+    step_overhead: float = 0.0
+    local: dict = field(default_factory=dict)
+    rate: dict = field(default_factory=dict)
+    floor: dict = field(default_factory=dict)
+    ntk_power: dict = field(default_factory=dict)
+    tuned_factor: float = 1.0
+    cells: int = 0
+
+
+def _seconds_points(recs, step_overhead):
+    """method -> [(work, seconds per run)] of stored records (a search
+    step's runs share one call: its seconds divided among them)."""
+    by_m = {}
+    for rec in recs:
+        c, res = rec["cell"], rec["result"]
+        point = (work(c, step_overhead), res["cell_seconds"] / res.get("batched_runs", 1))
+        by_m.setdefault(c["method"], []).append(point)
+    return by_m
+
+
+def _affine(points):
+    """(overhead, rate) of seconds = overhead + rate x work, both >= 0, or
+    None with fewer than 3 different amounts of work."""
+    if points[0][0] is None or len({w for w, _ in points}) < 3:
+        return None
+    w = np.array([x for x, _ in points], float)
+    t = np.array([y for _, y in points], float)
+    rate, overhead = np.polyfit(w, t, 1)
+    if rate <= 0:  # no visible growth: the median time
+        return float(np.median(t)), 0.0
+    if overhead < 0:
+        return 0.0, float(np.sum(w * t) / np.sum(w * w))
+    return float(overhead), float(rate)
+
+
+def _ntk_power(recs):
+    """p of a one-seed ntk cell's seconds ~ a n^p, fitted log-log on the
+    larger half of n (the Gram, not the Cholesky, may lead there), clipped
+    to [1, 3]; None with too few sizes."""
+    nt = [
+        (r["cell"]["n"], r["result"]["cell_seconds"]) for r in recs if r["cell"]["method"] == "ntk"
+    ]
+    n = np.array([x for x, _ in nt], float)
+    if len(set(n)) < 3:
+        return None
+    big = n >= np.median(n)
+    if len(set(n[big])) < 2:
+        return None
+    t = np.array([y for _, y in nt], float)[big]
+    return float(np.clip(np.polyfit(np.log(n[big]), np.log(t), 1)[0], 1, 3))
+
+
+def _step_overhead(stored) -> float:
+    """The fixed cost of one training step in rows x weights: seconds per run
+    = a + steps x seeds x (p + q x rows x weights), least squares on the
+    stored net cells with the steps they really ran; p / q (0 with fewer than
+    10 such cells or a fit without both p, q > 0). Small nets are dominated
+    by p, so a purely compute-bound law would overrate them."""
+    x, t = [], []
+    for recs in stored.values():
+        for rec in recs:
+            c, res = rec["cell"], rec["result"]
+            if c["method"] != "net" or "steps_per_seed" not in res:
+                continue
+            ran = dict(c, steps=max(res["steps_per_seed"]))
+            x.append((work(dict(ran, seeds=[0], steps=1)), len(c["seeds"]) * ran["steps"]))
+            t.append(res["cell_seconds"] / res.get("batched_runs", 1))
+    if len(t) < 10:
+        return 0.0
+    A = np.array([[1.0, s, s * w] for w, s in x])
+    (_, p, q), *_ = np.linalg.lstsq(A, np.array(t), rcond=None)
+    return float(p / q) if p > 0 and q > 0 else 0.0
+
+
+def _is_search(cell: dict) -> bool:
+    return cell["method"].endswith("_search")
+
+
+def _tuned(cell: dict) -> bool:
+    """Whether a cell's ridge is tuned (the one ridge that is not a number)."""
+    return isinstance(cell.get("ridge"), str)
+
+
+def _tuned_factor(stored) -> float:
+    """Median seconds ratio, tuned over ridgeless, of the stored searches
+    that differ only in their ridge, at the largest n_max with such a pair
+    (the most compute-bound); 1.0 without a pair."""
+    groups = {}
+    for recs in stored.values():
+        for r in recs:
+            c = r["cell"]
+            if _is_search(c) and "ridge" in c:
+                rest = json.dumps({k: v for k, v in c.items() if k != "ridge"}, sort_keys=True)
+                groups.setdefault(rest, {})[_tuned(c)] = r
+    pairs = [
+        (
+            g[True]["cell"]["n_max"],
+            g[True]["result"]["cell_seconds"] / g[False]["result"]["cell_seconds"],
+        )
+        for g in groups.values()
+        if len(g) == 2 and g[False]["result"]["cell_seconds"] > 0
+    ]
+    if not pairs:
+        return 1.0
+    top = max(n for n, _ in pairs)
+    return float(np.median([x for n, x in pairs if n == top]))
+
+
+def calibrate(stored: dict[str, list[dict]]) -> Calibration:
+    """Fits the model on stored cells (see the module doc).
+
+    Args:
+        stored: :func:`stored_records`' dict.
+
+    Returns:
+        a :class:`Calibration` (empty when nothing is stored).
+    """
+    overhead = _step_overhead(stored)
+    local, pts, powers = {}, {}, {}
+    for exp, recs in stored.items():
+        for m, p in _seconds_points(recs, overhead).items():
+            pts.setdefault(m, []).extend(p)
+            if (fit := _affine(p)) is not None:
+                local[(exp, m)] = fit
+        if (p := _ntk_power(recs)) is not None:
+            powers[exp] = p
+    rate, floor = {}, {}
+    for m, p in pts.items():
+        secs = np.array([y for _, y in p])
+        floor[m] = float(np.median(secs))
+        if p[0][0] is not None:
+            w = np.array([x for x, _ in p], float)
+            big = w >= np.quantile(w, 0.75)
+            rate[m] = float(np.median(secs[big] / w[big]))
+    n = sum(map(len, stored.values()))
+    return Calibration(overhead, local, rate, floor, powers, _tuned_factor(stored), n)
+
+
+def _reference_seconds(cell: dict) -> float:
+    """A cell's uncalibrated seconds: its work at its ``REFERENCES`` rate
+    (a net of another family than fc and tree takes fc's)."""
+    m = cell["method"]
+    family = parse_arch(cell["arch"]).name if m == "net" else None
+    ref, secs = REFERENCES.get((m, family)) or REFERENCES[(m, "fc")]
+    return secs * work(cell) / work(ref)
+
+
+def cell_seconds(cal: Calibration, cell: dict, experiment: str | None = None) -> float:
+    """Estimated seconds of a (non-search) cell.
+
+    Args:
+        cal: a :class:`Calibration`.
+        cell: a filled cell.
+        experiment: its experiment's name (its own affine fit when it has one).
+
+    Returns:
+        float seconds: the experiment's fit, else the method's rate, else
+        (a method with a work law and nothing stored) the reference's rate,
+        else the method's median stored seconds, else ``DEFAULT_SECONDS``.
+    """
+    m = cell["method"]
+    w = work(cell, cal.step_overhead)
+    if w is not None and (experiment, m) in cal.local:
+        overhead, rate = cal.local[(experiment, m)]
+        return overhead + rate * w
+    if w is not None and m in cal.rate:
+        return cal.rate[m] * w
+    if w is not None:
+        return _reference_seconds(cell)
+    return cal.floor.get(m, DEFAULT_SECONDS)
+
+
+def _search_unit(cal, cell, experiment):
+    """Relative cost of one evaluation of a search (only ratios are used)."""
+    if cell["method"] == "net":
+        return work(cell, cal.step_overhead)
+    return float(cell["n"]) ** cal.ntk_power.get(experiment, 3.0)
+
+
+def _search_work(cal, exp, cell, stored, scale_n=1.0, repeat=1.0):
+    """Modelled cost of ``cell``'s search making ``stored`` result's
+    evaluations with every n times ``scale_n``, ``repeat`` times over."""
+    res = stored["result"]
+
+    def one(n, lr=None):
+        n = int(min(cell["n_max"], max(cell["n_min"], round(n * scale_n))))
+        return _search_unit(cal, evaluation_cell(cell, n, 0, lr=lr), exp)
+
+    total = sum(one(e["n"]) for e in res.get("evaluations", []))
+    sweep = res.get("lr_sweep")
+    if sweep:  # each rate's seeds at the sweep's n (the chosen rate's then reused)
+        lrs = cell["lr"] if isinstance(cell.get("lr"), list) else [cell.get("lr")]
+        n_seeds = len(stored["cell"]["seeds"])
+        total += sum(n_seeds * one(sweep["n"], lr) for lr in lrs)
+    return repeat * total
+
+
+def _match(cell, candidates):
+    """The stored search record most like ``cell`` (same method), or None."""
+    same = [r for r in candidates if r["cell"]["method"] == cell["method"]]
+
+    def score(r):
+        c = r["cell"]
+        return (
+            _tuned(c) == _tuned(cell),  # a tuned ridge: a factorization per ridge value
+            parse_arch(c["arch"]).name == parse_arch(cell["arch"]).name,  # an evaluation's cost
+            c["target"] == cell["target"],  # where the search stops
+            c["arch"] == cell["arch"],
+            -abs(np.log(c["n_max"] / cell["n_max"])),
+            r["result"]["cell_seconds"],  # ties: the costliest
+        )
+
+    return max(same, key=score) if same else None
+
+
+def search_seconds(
+    cal: Calibration, experiment: str, cell: dict, candidates: list[dict]
+) -> float | None:
+    """Estimated seconds of a search cell, scaled from a stored search.
+
+    Args:
+        cal: a :class:`Calibration`.
+        experiment: the cell's experiment name.
+        cell: a filled search cell (method ``*_search``).
+        candidates: stored search records to scale from.
+
+    Returns:
+        float seconds (see the module doc), or None when no candidate has
+        the cell's method.
+    """
+    q = _match(cell, candidates)
+    if q is None:
+        return None
+    if q["cell"] == cell:
+        return q["result"]["cell_seconds"]
+    qc = q["cell"]
+    modelled_stored = _search_work(cal, experiment, qc, q)
+    modelled_new = _search_work(
+        cal,
+        experiment,
+        cell,
+        q,
+        scale_n=cell["n_max"] / qc["n_max"],
+        repeat=len(cell["seeds"]) / len(qc["seeds"]),
+    )
+    ridge = cal.tuned_factor ** (_tuned(cell) - _tuned(qc))  # a ridge differing: the factor
+    return q["result"]["cell_seconds"] * ridge * modelled_new / max(modelled_stored, 1e-9)
+
+
+def _one_cell(cal, name, cell, own, everyone):
+    """(seconds, how) of one cell of experiment ``name``: ``own`` its stored
+    records by key, ``everyone`` every stored search record."""
+    if (rec := own.get(store.cell_key(cell))) is not None:
+        return rec["result"]["cell_seconds"], "stored"
+    if not _is_search(cell):
+        return cell_seconds(cal, cell, name), "model"
+    mine = [r for r in everyone if r["experiment"] == name]
+    for how, candidates in (("search", mine), ("other experiment's search", everyone)):
+        est = search_seconds(cal, name, cell, [r["record"] for r in candidates])
+        if est is not None:
+            return est, how
+    one = cell_seconds(cal, evaluation_cell(cell, cell["n_max"], 0), name)
+    return one * len(cell["seeds"]), "floor"
+
+
+def estimate(cells: dict[str, list[dict]], root: str | None = None) -> dict:
+    """Estimated seconds of experiments' cells, calibrated on a results folder.
+
+    Args:
+        cells: experiment name -> its expanded (filled) cells
+            (``ntkgap.runs.config.expand``).
+        root: the results folder to calibrate on, whose stored cells count
+            their stored seconds (default ``config.results_dir()``; absent or
+            empty: uncalibrated, the rates of ``REFERENCES``).
+
+    Returns:
+        ``{"root", "calibrated_on" (stored cells; 0: uncalibrated),
+        "seconds" (total core-seconds), "experiments": {name: {"seconds",
+        "searches", "own_cells" (stored cells of its own), "cells": [{"seconds",
+        "how"}, ...] in the order given}}}``; ``how`` is ``stored``, ``model``,
+        ``search`` (scaled from its own stored search), ``other experiment's
+        search`` or ``floor`` (no stored search of that method anywhere).
+    """
+    root = root or config.results_dir()
+    stored = stored_records(root)
+    cal = calibrate(stored)
+    searches = [
+        {"experiment": exp, "record": r}
+        for exp, recs in stored.items()
+        for r in recs
+        if _is_search(r["cell"])
+    ]
+    out = {}
+    for name, exp_cells in cells.items():
+        own = {store.cell_key(r["cell"]): r for r in stored.get(name, [])}
+        per = [_one_cell(cal, name, c, own, searches) for c in exp_cells]
+        out[name] = {
+            "seconds": float(sum(s for s, _ in per)),
+            "searches": sum(map(_is_search, exp_cells)),
+            "own_cells": len(stored.get(name, [])),
+            "cells": [{"seconds": float(s), "how": how} for s, how in per],
+        }
+    total = float(sum(e["seconds"] for e in out.values()))
+    return {"root": root, "calibrated_on": cal.cells, "seconds": total, "experiments": out}
