@@ -438,6 +438,30 @@ def test_the_configs_negative_control_reads_not_supported_on_planted_data(store)
         out = claims.evaluate(c, EXP)
         assert out["verdict"] == rules.NOT_SUPPORTED, (c.id, out["detail"])
         assert out["profile"] == c.profile and out["depths_resolved"] == 3
+        assert c.expect == rules.NOT_SUPPORTED and out["control"]["held"] is True
+
+
+ABOVE = {"kind": "above", "threshold": 1.5}
+CONTROL_CASES = [  # (rule, value, lo, hi, verdict) -> held, words in the text
+    (ABOVE, 1.0, 0.8, 1.3, N_, True, "as a control should"),
+    (ABOVE, 1.0, 0.69, 1.51, U_, False, "underpowered, not failed"),  # the quick run's case
+    (ABOVE, 1.8, 1.2, 2.4, U_, False, "FAILS its control"),  # a gap where none should be
+    (ABOVE, 2.0, 1.6, 2.4, S_, False, "FAILS its control"),
+    ({"kind": "below", "threshold": 2.0}, 3.0, 1.5, 4.5, U_, False, "side of 2, but the CI"),
+    ({"kind": "below", "threshold": 2.0}, 1.0, 0.5, 2.5, U_, False, "FAILS"),
+    ({"kind": "equivalence", "margin": 0.5}, 0.2, -0.3, 0.7, U_, False, "FAILS"),
+    ({"kind": "equivalence", "margin": 0.5}, 0.7, 0.1, 1.2, U_, False, "underpowered"),
+    (ABOVE, None, None, None, U_, False, "no value to check"),
+]
+
+
+@pytest.mark.parametrize("rule, value, lo, hi, verdict, held, says", CONTROL_CASES)
+def test_a_negative_control_that_misses_says_whether_it_failed_or_lacked_power(
+    rule, value, lo, hi, verdict, held, says
+):
+    # expected "not supported" (an "equivalence" control would expect the gap outside)
+    out = rules.control_check(rule, value, lo, hi, verdict, rules.NOT_SUPPORTED)
+    assert out["held"] is held and says in out["text"], out
 
 
 # ------------------------------------------------------------ E2: every n
@@ -516,6 +540,7 @@ SCHEMA_ERRORS = [
     ({"colour": "red"}, "unknown key 'colour' (allowed: "),
     ({"rule": {"kind": "above", "threshold": 1.0, "min_depths": 2}},
      "rule.min_depths is declared once per statistic"),
+    ({"expect": "fine"}, "expect 'fine' is not allowed (allowed: supported, not supported, "),
 ]  # fmt: skip
 
 

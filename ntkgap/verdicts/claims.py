@@ -62,7 +62,9 @@ __all__ = [
     "parse_claims",
 ]
 
-CLAIM_KEYS = {"id", "claim", "paper", "profile", "statistic", "predictors", "params", "rule"}
+CLAIM_KEYS = {
+    "id", "claim", "paper", "profile", "statistic", "predictors", "params", "rule", "expect",
+}  # fmt: skip
 #: every statistic a claim may name: ``fn(params, experiment) -> Measured``
 STATISTICS: dict[str, Callable[[dict, str], rules.Measured]] = {
     "decay_exponent": curve_statistics.decay_exponent,
@@ -127,6 +129,7 @@ def parse_claims(cfg: dict, where: str) -> list[rules.Claim]:
                 dict(c.get("params", {})),
                 _depth_rule(c, tag),
                 c["profile"],
+                c.get("expect"),
             )
         )
     return out
@@ -158,6 +161,11 @@ def _check_fields(c: dict, tag: str) -> None:
     if not isinstance(c.get("params", {}), dict):
         raise UsageError(f"{tag}: 'params' must be a table")
     rules.check_rule(c.get("rule", {}), tag)
+    allowed = rules.VERDICTS[:3]  # a control expects a decision or "inconclusive"
+    if c.get("expect") is not None and c["expect"] not in allowed:
+        raise UsageError(
+            f"{tag}: expect '{c['expect']}' is not allowed (allowed: {', '.join(allowed)})"
+        )
 
 
 def _depth_rule(c: dict, tag: str) -> dict:
@@ -220,6 +228,12 @@ def evaluate(claim: rules.Claim, experiment: str) -> dict:
         out["depths_bounded"] = m.depths_bounded or 0
     if claim.statistic == "nstar_ratio_growth" and "family" in claim.params:
         out["robustness"] = robustness(claim, experiment, out["verdict"])
+    if claim.expect is not None:
+        out["control"] = rules.control_check(
+            claim.rule, m.value, None if m.lo_censored else m.lo,
+            None if m.hi_censored else m.hi, out["verdict"], claim.expect,
+        )  # fmt: skip
+        out["detail"] += f"; negative control: {out['control']['text']}"
     return out
 
 

@@ -51,6 +51,8 @@ class Claim:
     params: dict = field(default_factory=dict)
     rule: dict = field(default_factory=dict)
     profile: str = "quick"
+    #: a negative control's expected verdict (None: not a control)
+    expect: str | None = None
 
 
 @dataclass
@@ -192,3 +194,47 @@ def decide(rule: dict, m: Measured) -> str:
     lo = -math.inf if m.lo is None and m.lo_censored else m.lo
     hi = math.inf if m.hi is None and m.hi_censored else m.hi
     return rule_verdict(rule, lo, hi)
+
+
+def control_check(rule: dict, value, lo, hi, verdict: str, expect: str) -> dict:
+    """Whether a negative control read what it expects, and if not, which of
+    two things its numbers say: the statistic fails the control (its point
+    estimate lies on the claimed side of the rule: it finds a gap where none
+    is) or the test lacks power (the point estimate lies on the expected
+    side, the CI reaches across the threshold).
+
+    Args:
+        rule: the claim's rule (``above``/``below`` with ``threshold``, or
+            ``equivalence`` with ``margin``).
+        value, lo, hi: the statistic and its CI ends (None where absent).
+        verdict: the verdict reached.
+        expect: the verdict the control expects (one of ``VERDICTS``).
+
+    Returns:
+        dict with ``expect``, ``held`` (bool) and ``text`` (one sentence).
+    """
+    if verdict == expect:
+        return {"expect": expect, "held": True, "text": f"reads {expect}, as a control should"}
+    if verdict == NOT_RUN or value is None:
+        return {"expect": expect, "held": False, "text": f"no value to check ({verdict})"}
+    if rule["kind"] == "equivalence":
+        claimed = abs(value) <= rule["margin"]
+        edge = f"+-{rule['margin']:g}"
+    else:
+        t = rule["threshold"]
+        claimed = value > t if rule["kind"] == "above" else value < t
+        edge = f"{t:g}"
+    ci = f"[{_end(lo)}, {_end(hi)}]"
+    if claimed:
+        text = (f"FAILS its control: the point estimate {value:.3g} lies on the claimed side of "
+                f"{edge} where no effect is expected; the statistic finds an effect that is not "
+                "there, so the claims it serves must be read with that in mind")  # fmt: skip
+    else:
+        text = (f"underpowered, not failed: the point estimate {value:.3g} lies on the expected "
+                f"side of {edge}, but the CI {ci} reaches across it; at this scale the test "
+                f"cannot read {expect}")  # fmt: skip
+    return {"expect": expect, "held": False, "text": text}
+
+
+def _end(x) -> str:
+    return "open" if x is None else f"{x:.3g}"
