@@ -351,7 +351,7 @@ def test_results_flag_profiles_and_show(tmp_path, monkeypatch):
         rec = json.loads((tmp_path / "res" / "mine" / f).read_text())
         ref[rec["cell"]["n"]] = rec["result"]["test_mse"]
     assert {c["n"]: c["test_mse"] for c in exp["cells"]} == ref
-    assert out["claims"][0]["verdict"] == "holds"
+    assert out["claims"] == []  # 'mine' declares none; C1 is another config's (issue #30 row 3)
     plot = tmp_path / "show.png"
     r = run_cli("show", str(tmp_path / "res"), "--plot", str(plot))
     assert r.returncode == 0, r.stderr

@@ -6,7 +6,13 @@ with that work, not here."""
 
 import json
 import os
+import re
+import shlex
+import subprocess
+import sys
+import tomllib
 
+import numpy as np
 import pytest
 from conftest import ROOT
 
@@ -221,12 +227,44 @@ def test_row12_every_api_function_has_a_signature_in_help(name):
     assert first.startswith(f"{name}(") and all(p in first for p in params)
 
 
-@pytest.mark.xfail(strict=True, reason="needs __repr__ in targets/ and nets/arch.py (the lead's)")
 @pytest.mark.parametrize("spec", ["parity:d=20,k=3", "fc:depth=2"])
 def test_row12_repr_round_trips_to_the_spec(spec):
     obj = ntkgap.target(spec) if spec.startswith("parity") else ntkgap.arch(spec)
     again = ntkgap.target if spec.startswith("parity") else ntkgap.arch
     assert "object at 0x" not in repr(obj) and str(again(eval(repr(obj)).spec)) == str(obj)
+
+
+# every kind of target (a DAG file too) and arch: the reference is the Spec the
+# parser gives for the string as the user wrote it
+ROUND_TRIP = [
+    ("target", "sawtooth:L=3"),
+    ("target", "bandlimited:K=5,seed=2"),
+    ("target", "parity:d=20,k=3"),
+    ("target", "staircase:d=8,k=3"),
+    ("target", "tree:d=24,L=3,arity=2,node=tanh"),
+    ("target", "circuit:d=12,gates=5,fan_in=2,seed=1"),
+    ("target", "layered:d=16,L=3,fan_in=3"),
+    ("target", "rhm:v=3,n_c=2,m=3,s=2,L=2"),
+    ("target", f"file:{TREE_DAG}"),
+    ("arch", "fc:depth=2,act=erf,b_std=0.5"),
+    ("arch", "tree:arity=2,L=3,share=1"),
+]
+
+
+@pytest.mark.parametrize("kind, spec", ROUND_TRIP)
+def test_row12_targets_and_archs_print_as_their_spec(kind, spec):
+    from ntkgap.nets.arch import parse_arch
+    from ntkgap.targets import dag, parse_spec
+
+    make = ntkgap.target if kind == "target" else ntkgap.arch
+    if spec.startswith("file:"):
+        want = dag.file_spec(spec[len("file:") :])
+    else:
+        want = parse_spec(spec) if kind == "target" else parse_arch(spec).spec
+    obj = make(spec)
+    assert str(obj) == str(want)  # print(): the spec string, defaults filled in
+    assert make(str(obj)).spec == want  # which the parser reads back
+    assert repr(obj) == f"ntkgap.{kind}({str(want)!r})" and eval(repr(obj)).spec == want
 
 
 # ------------------------------------------------------------- rows 13-15
@@ -253,3 +291,120 @@ def test_row15_refusal_suggests_only_options_the_verb_has(capsys):
                        "tree:d=100000,L=3,arity=2,node=and")  # fmt: skip
     _one_line_refusal(rc, err)
     assert "kmax" not in err and "fewer coordinates" in err
+
+
+# ------------------------------------------------------------------ row 3
+E9 = os.path.join(ROOT, "experiments", "e9_rhm.toml")
+
+
+def _e9_ids():
+    with open(E9, "rb") as fh:  # the config read directly, not through ntkgap
+        return [c["id"] for c in tomllib.load(fh)["claim"]]
+
+
+def _summary(folder, ids):
+    folder.mkdir(parents=True, exist_ok=True)
+    claims = [{"id": i, "claim": f"claim {i}", "verdict": "supported"} for i in ids]
+    (folder / "summary.json").write_text(json.dumps({"profile": "quick", "claims": claims}))
+
+
+def test_row3_show_lists_only_the_configs_own_claims(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("NTKGAP_RESULTS", str(tmp_path))
+    own = _e9_ids()
+    _summary(tmp_path, ["E1", own[1], "E4-Q1-tree-parity", *own[2:], own[0], "E8-relu"])
+    rc, out, _ = _main(capsys, "show", E9, "--results", str(tmp_path), "--json")
+    assert rc == 0 and sorted(c["id"] for c in json.loads(out)["claims"]) == sorted(own)
+    assert "note" not in json.loads(out)
+    rc, out, _ = _main(capsys, "show", E9, "--results", str(tmp_path))
+    listed = re.findall(r"^  (\S+): supported: ", out, flags=re.M)
+    assert rc == 0 and sorted(listed) == sorted(own)
+    _summary(tmp_path, ["E1", *own[1:]])  # a summary without one of its claims says so
+    rc, out, _ = _main(capsys, "show", E9, "--results", str(tmp_path))
+    assert rc == 0 and f"1 of e9_rhm's {len(own)} claims ({own[0]})" in out.splitlines()[-1]
+
+
+def test_row3_without_a_summary_says_what_to_run(capsys, tmp_path, monkeypatch):
+    monkeypatch.setenv("NTKGAP_RESULTS", str(tmp_path))
+    rc, out, _ = _main(capsys, "show", E9, "--results", str(tmp_path))
+    said = [ln for ln in out.splitlines() if "summary.json" in ln]
+    assert rc == 0 and len(said) == 1 and said[0] == out.splitlines()[-1]
+    assert said[0].startswith(f"no claims: {tmp_path} has no summary.json; evaluate them with ")
+    rc, js, _ = _main(capsys, "show", E9, "--results", str(tmp_path), "--json")
+    assert json.loads(js)["note"] == said[0] and json.loads(js)["claims"] == []
+    # the command it names makes the summary, and then show lists the claims
+    words = shlex.split(said[0].split("evaluate them with ", 1)[1])
+    env = dict(os.environ, **dict(w.split("=", 1) for w in words[:2]))
+    assert words[2] == "python"
+    subprocess.run([sys.executable, *words[3:]], cwd=ROOT, env=env, check=True,
+                   capture_output=True, timeout=300)  # fmt: skip
+    rc, out, _ = _main(capsys, "show", E9, "--results", str(tmp_path), "--json")
+    assert rc == 0 and sorted(c["id"] for c in json.loads(out)["claims"]) == sorted(_e9_ids())
+
+
+# a search with one seed of each kind: resolved, right- and left-censored
+PLANTED_SEEDS = [
+    {"seed": 0, "lo": 40, "hi": 50, "n_star": 45.0, "censored": None, "bound": None},
+    {"seed": 1, "lo": 4096, "hi": None, "n_star": None, "censored": "right", "bound": 4096},
+    {"seed": 2, "lo": None, "hi": 4, "n_star": None, "censored": "left", "bound": 4},
+]
+
+
+def test_row3_plot_draws_the_searches(capsys, tmp_path, monkeypatch):
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from matplotlib import pyplot as plt
+
+    (tmp_path / "e9_rhm").mkdir()
+    cell = {"method": "ntk_search", "eps": 0.3, "target": "rhm:v=3,n_c=2,m=3,s=2,L=2",
+            "arch": "fc:depth=2", "seeds": [0, 1, 2], "n_max": 4096}  # fmt: skip
+    result = {"eps": 0.3, "per_seed": PLANTED_SEEDS,
+              "median": {"n_star": 4096, "censored": "right"}}  # fmt: skip
+    (tmp_path / "e9_rhm" / "a.json").write_text(json.dumps({"cell": cell, "result": result}))
+    figs = []
+    monkeypatch.setattr(plt, "close", figs.append)
+    rc, out, err = _main(capsys, "show", str(tmp_path / "e9_rhm"), "--plot",
+                         str(tmp_path / "s.png"), "--json")  # fmt: skip
+    assert rc == 0, err
+    assert json.loads(out)["experiments"][0]["cells"][0]["per_seed"] == PLANTED_SEEDS
+    (ax,) = figs[0].axes
+    assert "n*(0.3)" in " ".join(t.get_text() for t in ax.texts)
+    segments = [list(ln.get_xdata()) for ln in ax.lines if ln.get_linestyle() == "-"]
+    assert segments == [[40, 50]]
+    dots = [list(ln.get_xdata()) for ln in ax.lines if ln.get_marker() == "o"]
+    assert dots == [[45.0]]
+    arrows = {a.xyann[0]: a.xy[0] for a in ax.texts if getattr(a, "arrow_patch", None)}
+    assert set(arrows) == {4096, 4} and arrows[4096] > 4096 and arrows[4] < 4
+    lo, hi = ax.get_xlim()
+    assert lo < arrows[4] and hi > arrows[4096]  # the arrows lie inside the axes
+
+
+# ----------------------------------------------------------------- row 18
+def test_row18_share_is_of_the_variance_and_the_constant_stands_apart(capsys):
+    # AND of 4 (+1 = true) = -7/8 + sum_{S != 0} chi_S / 8: mean^2 = 49/64, and
+    # degree k carries C(4, k) / 64 of the variance 15/64
+    rc, out, _ = _main(capsys, "spectrum", "--target", "tree:d=4,L=2,arity=2,node=and")
+    rows = re.findall(r"^\s+(\d+)\s+(\S+)\s+([\d.]+)%$", out, flags=re.M)
+    assert rc == 0 and [int(k) for k, _, _ in rows] == [1, 2, 3, 4]
+    for (_, weight, share), want in zip(rows, [4, 6, 4, 1]):
+        assert float(weight) == pytest.approx(want / 64) and share == f"{100 * want / 15:.2f}"
+    const = [ln for ln in out.splitlines() if ln.startswith("constant term")]
+    assert len(const) == 1 and f"{49 / 64:.6e}" in const[0] and f"{100 * 49 / 64:.2f}%" in const[0]
+    rc, js, _ = _main(capsys, "spectrum", "--target", "tree:d=4,L=2,arity=2,node=and", "--json")
+    r = json.loads(js)  # the JSON is as it was: degree 0 still carries the mean^2
+    assert np.isclose(r["weight"][0], 49 / 64) and {"degree", "weight", "mean"} <= set(r)
+
+
+@pytest.mark.parametrize("spec", ["parity:d=6,k=2", "parity:d=20,k=3,seed=4"])
+def test_row18_parity_seed_is_explained_by_the_support_it_chose(capsys, spec):
+    rc, out, _ = _main(capsys, "spectrum", "--target", spec)
+    (line,) = [ln for ln in out.splitlines() if ln.startswith("support: ")]
+    seed = int(re.search(r"seed=(-?\d+)", out.splitlines()[0]).group(1))
+    assert f"(seed={seed} chose it; seed -1: support = first k coordinates" in line
+    coords = [int(j) - 1 for j in re.findall(r"x_(\d+)", line)]
+    if seed == -1:
+        assert coords == [0, 1]
+    # brute force: the target is the product of exactly the printed coordinates
+    d = int(re.search(r"d=(\d+)", spec).group(1))
+    x = np.random.default_rng(0).choice([-1.0, 1.0], size=(256, d))
+    np.testing.assert_array_equal(ntkgap.target(spec)(x), x[:, coords].prod(axis=1))

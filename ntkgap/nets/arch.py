@@ -145,6 +145,9 @@ class Arch:
     def __str__(self):
         return str(self.spec)
 
+    def __repr__(self):
+        return f"ntkgap.arch({str(self.spec)!r})"
+
     @property
     def leaves(self) -> int:
         return self.spec["arity"] ** self.spec["L"]

@@ -262,7 +262,18 @@ def _random_table(rng, arity):
             return t
 
 
-class HypercubeTarget:
+class SpecPrinted:
+    """A target that prints as its spec string (``str``, which the parser reads
+    back) and as the call that builds it (``repr``, which ``eval`` reads back)."""
+
+    def __str__(self):
+        return str(self.spec)
+
+    def __repr__(self):
+        return f"ntkgap.target({str(self.spec)!r})"
+
+
+class HypercubeTarget(SpecPrinted):
     """Shared behaviour: evaluation on samples, architecture bookkeeping."""
 
     spec = None

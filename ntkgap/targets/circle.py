@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ntkgap.specs import Field, Schema
-from ntkgap.targets.boolean import moments_of
+from ntkgap.targets.boolean import SpecPrinted, moments_of
 from ntkgap.targets.domains import Circle
 
 SCHEMAS = {
@@ -27,7 +27,7 @@ SCHEMAS = {
 }
 
 
-class Sawtooth:
+class Sawtooth(SpecPrinted):
     """The iterated tent map g_L(u) - 1/2 (arXiv 2607.06382's witness).
 
     g_L(u) = t(frac(2^{L-1} u)) is a triangle wave with 2^{L-1} teeth, so
@@ -89,7 +89,7 @@ class Sawtooth:
         }
 
 
-class Bandlimited:
+class Bandlimited(SpecPrinted):
     """sum_{k=1..K} a_k cos(k theta) + b_k sin(k theta), a, b iid N(0,1) from
     ``seed``, rescaled to unit variance (the no-gap control of arXiv
     2607.06382)."""

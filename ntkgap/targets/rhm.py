@@ -57,6 +57,7 @@ import numpy as np
 from ntkgap.errors import UsageError
 from ntkgap.specs import Field, Schema
 from ntkgap.spectral import complexity
+from ntkgap.targets.boolean import SpecPrinted
 
 MAX_ENUMERATE = 1 << 22
 # entries of the (2^P, n_valid) array of the exact Efron-Stein decomposition
@@ -176,7 +177,7 @@ class RHMDomain:
         return out.reshape(x.shape[0], -1)
 
 
-class RHM:
+class RHM(SpecPrinted):
     """The random hierarchy model of ``rhm:v=..,n_c=..,m=..,s=..,L=..,seed=..``.
 
     Attributes:

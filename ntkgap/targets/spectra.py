@@ -8,6 +8,7 @@ import numpy as np
 
 from ntkgap._infra.files import save_figure
 from ntkgap.spectral import complexity, fourier, walsh
+from ntkgap.targets import SCHEMAS, parse_spec
 from ntkgap.targets.domains import Circle
 from ntkgap.targets.variance import target_variance
 
@@ -76,28 +77,65 @@ def report(target, *, kmax: int | None = None) -> dict:
     return out
 
 
+def _coordinates(support, runs: int = 6) -> str:
+    """0-based coordinates as 1-based names, runs joined: ``x_1..x_4, x_9``."""
+    groups = []
+    for j in support:
+        if groups and j == groups[-1][1] + 1:
+            groups[-1][1] = j
+        else:
+            groups.append([j, j])
+    names = [
+        f"x_{a + 1}..x_{b + 1}" if b > a + 1 else ", ".join(f"x_{j + 1}" for j in range(a, b + 1))
+        for a, b in groups
+    ]
+    return ", ".join(names[:runs]) + (", ..." if len(names) > runs else "")
+
+
+def _support_line(rep: dict) -> list[str]:
+    """The coordinates a hypercube target reads, and what its seed chose
+    (the seed field's own doc, where its schema documents one)."""
+    if "support" not in rep:
+        return []
+    spec = parse_spec(rep["target"]) if not rep["target"].startswith("file:") else None
+    seed = SCHEMAS[spec.name].fields.get("seed") if spec is not None else None
+    why = f" (seed={spec['seed']} chose it; seed {seed.doc})" if seed and seed.doc else ""
+    return [f"support: {_coordinates(rep['support'])}{why}"]
+
+
 def table(rep: dict) -> str:
     """A readable table of a spectrum report (the CLI's output without --json).
+
+    The constant term (frequency or degree 0) is the squared mean: it gets a
+    line of its own, and the share column is each term's share of the
+    variance, so the non-constant shares sum to 100% (less any power beyond
+    a circle report's kmax).
 
     Args:
         rep: a dict from ``report``.
 
     Returns:
-        str: lines of power (or weight) and share per frequency/degree, then
+        str: the header, the support (hypercube), the constant term, lines of
+        power (or weight) and share of the variance per frequency/degree, then
         the complexity and architecture measures.
     """
     key, val = ("frequency", "power") if "frequency" in rep else ("degree", "weight")
     var = rep["variance"] + rep["mean"] ** 2
     # a mean below float64 rounding of E f^2 is an exact zero computed inexactly
     mean = rep["mean"] if abs(rep["mean"]) > 1e-14 * max(var, 1e-300) ** 0.5 else 0.0
+    const = sum(p for k, p in zip(rep[key], rep[val]) if k == 0)
     lines = [
         f"target {rep['target']} on {rep['domain']}: mean {mean:.6g}, "
         f"variance {rep['variance']:.6g}",
-        f"{key:>10} {val:>14} {'share':>8}",
+        *_support_line(rep),
+        f"constant term ({key} 0) = mean^2 = {const:.6e}, "
+        f"{const / var if var > 0 else 0.0:.2%} of E f^2 (not in the share column)",
+        f"{key:>10} {val:>14} {'share of variance':>18}",
     ]
     for k, p in zip(rep[key], rep[val]):
-        if p > 1e-14 * var:
-            lines.append(f"{k:>10} {p:>14.6e} {p / var:>8.2%}")
+        if k != 0 and p > 1e-14 * var:
+            share = f"{p / rep['variance']:.2%}" if rep["variance"] > 0 else "-"
+            lines.append(f"{k:>10} {p:>14.6e} {share:>18}")
     lines.append(
         "complexity: "
         + ", ".join(

@@ -1,10 +1,12 @@
 """What ``ntkgap show`` lists: the cells of a config or a results folder
 (stored or not yet), their error or n*, and the claims of the summary
-beside them, as JSON, a table or a figure of test MSE against n."""
+beside them (a config's: its own), as JSON, a table or a figure of test MSE
+against n and of each n* search's per-seed brackets."""
 
 from __future__ import annotations
 
 import os
+import shlex
 
 from ntkgap._infra import config
 from ntkgap._infra.files import save_figure
@@ -13,6 +15,9 @@ from ntkgap.runs import config as runs_config
 from ntkgap.runs import store
 
 SHOW_KEYS = ("target", "arch", "domain", "width", "L", "kmax", "seed", "seeds", "ridge")
+#: what a search's row keeps of each seed: n* between the bracket [lo, hi], or
+#: censored ("right": above the bound, "left": at or below it)
+SEED_KEYS = ("seed", "lo", "hi", "n_star", "censored", "bound")
 
 
 def _path(folder, cell):
@@ -56,7 +61,8 @@ def record(cell, res) -> dict:
         res: its stored result, or None.
 
     Returns:
-        dict with ``method``, ``params``, ``n``, ``status`` and what is stored.
+        dict with ``method``, ``params``, ``n``, ``status`` and what is stored
+        (a search: also ``eps`` and ``per_seed``, each seed's ``SEED_KEYS``).
     """
     params = {k: cell[k] for k in SHOW_KEYS if k in cell}
     row = {"method": cell.get("method"), "params": params, "n": cell.get("n")}
@@ -74,6 +80,8 @@ def record(cell, res) -> dict:
         med = res["median"]
         mark = {"right": ">", "left": "<="}.get(med.get("censored"), "")
         row["n_star"] = {cell.get("eps"): f"{mark}{fmt_value(med.get('n_star'))}"}
+        row["eps"] = res.get("eps", cell.get("eps"))
+        row["per_seed"] = [{k: p.get(k) for k in SEED_KEYS} for p in res.get("per_seed", [])]
     if "theory_valid" in res:
         row["theory_valid"] = res["theory_valid"]
     row["seconds"] = res.get("cell_seconds", res.get("seconds"))
@@ -137,39 +145,102 @@ def experiments(src: str, profile: str | None = None) -> list:
     return found
 
 
+def _own_claims(src: str) -> dict:
+    """Where the claims of ``src`` are, and which are its own.
+
+    Args:
+        src: the config or folder given to ``show``.
+
+    Returns:
+        dict: ``folder`` (of the summary.json), ``name`` (the experiment, or
+        None), ``ids`` (its claim ids, or None for every claim of the
+        summary) and ``profiles`` (those it can run): a config's own claims;
+        a folder of results, every claim of its summary; one experiment's
+        folder, the claims of the config it last ran with, from its parent's.
+    """
+    if os.path.isfile(src):
+        cfg = runs_config.load_config(src)
+        ids = [c.get("id") for c in cfg.get("claim", [])]
+        have = [p for p in runs_config.PROFILES if p in cfg]
+        return dict(folder=config.results_dir(), name=cfg["name"], ids=ids, profiles=have)
+    own = dict(folder=src, name=None, ids=None, profiles=list(runs_config.PROFILES))
+    if os.path.exists(os.path.join(src, "summary.json")) or not stored_rows(src):
+        return own
+    ids = []
+    for prof in runs_config.PROFILES:
+        saved = store.load_result(os.path.join(src, f".config-{prof}.json")) or {}
+        ids += [c.get("id") for c in saved.get("claim", []) if c.get("id") not in ids]
+    parent = os.path.dirname(os.path.abspath(src))
+    return dict(own, folder=parent, name=os.path.basename(os.path.abspath(src)), ids=ids)
+
+
+def _make_summary(folder: str, experiments: list, profiles: list) -> str:
+    """The command that evaluates the claims into ``folder/summary.json``, at
+    the largest profile any listed experiment ran (else the smallest it has)."""
+    ran = [
+        p
+        for p in profiles
+        for _, f, _ in experiments
+        if os.path.exists(os.path.join(f, f".config-{p}.json"))
+    ]
+    profile = max(ran, key=profiles.index) if ran else profiles[0]
+    if os.path.abspath(folder) == os.path.abspath("results"):
+        return f"make figures PROFILE={profile}"
+    report = shlex.quote(os.path.join(folder, "REPORT.md"))
+    return (
+        f"NTKGAP_RESULTS={shlex.quote(folder)} NTKGAP_REPORT={report} "
+        f"python experiments/report.py {profile}"
+    )
+
+
 def overview(src: str, experiments: list) -> dict:
     """The JSON of ``ntkgap show``: each experiment's rows in series order, and
-    the claims of the ``summary.json`` beside the results.
+    the claims of the ``summary.json`` beside the results (a config's or one
+    experiment's folder: only its own claims).
 
     Args:
         src: the config or folder given.
         experiments: from :func:`experiments`.
 
     Returns:
-        ``{"experiments": [{"name", "folder", "cells"}], "claims"}``.
+        ``{"experiments": [{"name", "folder", "cells"}], "claims", "summary",
+        "claims_of"}`` and, where claims are missing, ``"note"``: one line
+        saying so and what to run to evaluate them.
     """
-    summary_dir = src if os.path.isdir(src) else config.results_dir()
-    summary = store.load_result(os.path.join(summary_dir, "summary.json"))
+    where = _own_claims(src)
+    folder, name, own = where["folder"], where["name"], where["ids"]
+    path = os.path.join(folder, "summary.json")
+    summary = store.load_result(path)
     claims = summary.get("claims", []) if isinstance(summary, dict) else []
-
-    def order(row):  # method, then parameters, then n: series read top to bottom
-        n = row["n"]
-        return (str(row["method"]), fmt_value(row["params"]), n if isinstance(n, int) else -1)
-
+    if own is not None:
+        claims = [c for c in claims if c.get("id") in own]
     out = {
         "experiments": [
-            {
-                "name": n,
-                "folder": f,
-                "cells": sorted((record(c, r) for c, r in rows), key=order),
-            }
+            {"name": n, "folder": f, "cells": sorted((record(c, r) for c, r in rows), key=_order)}
             for n, f, rows in experiments
         ],
         "claims": claims,
+        "summary": path if isinstance(summary, dict) else None,
+        "claims_of": name,
     }
+    make = _make_summary(folder, experiments, where["profiles"])
+    if not isinstance(summary, dict):
+        out["note"] = f"no claims: {folder} has no summary.json; evaluate them with {make}"
+    elif own and len(claims) < len(own):
+        missing = [i for i in own if i not in {c.get("id") for c in claims}]
+        out["note"] = (
+            f"{len(missing)} of {name}'s {len(own)} claims ({', '.join(missing[:3])}"
+            f"{', ...' if len(missing) > 3 else ''}) are not in {path}; re-evaluate with {make}"
+        )
     if not experiments and not claims:
         raise UsageError(f"show {src}: no stored results there")
     return out
+
+
+def _order(row):
+    """Method, then parameters, then n: series read top to bottom."""
+    n = row["n"]
+    return (str(row["method"]), fmt_value(row["params"]), n if isinstance(n, int) else -1)
 
 
 def text(out: dict) -> list[str]:
@@ -199,14 +270,78 @@ def text(out: dict) -> list[str]:
             )
     claims = out["claims"]
     if claims:
-        lines.append(f"claims ({len(claims)}):")
+        of = f" of {out['claims_of']}" if out.get("claims_of") else ""
+        lines.append(f"claims{of} ({len(claims)}, from {out['summary']}):")
         for c in claims:
             lines.append(f"  {c.get('id', '?')}: {c.get('verdict', '?')}: {c.get('claim', '')}")
+    if out.get("note"):
+        lines.append(out["note"])
     return lines
 
 
+def _label(exp: dict, row: dict) -> str:
+    """A series' label: experiment, method and the parameters but the seeds."""
+    rest = {k: v for k, v in row["params"].items() if k not in ("seed", "seeds")}
+    return f"{exp['name']} {row['method']} {fmt_value(rest)}"
+
+
+def _curves(experiments: list) -> dict:
+    """{label: [(n, test MSE)]} of the stored cells with a positive test MSE."""
+    series = {}
+    for exp in experiments:
+        for r in exp["cells"]:
+            mse, n = r.get("test_mse"), r.get("n")
+            if mse is None or n is None:
+                continue
+            ns, ms = (n, mse) if isinstance(n, list) else ([n], [mse])
+            for a, b in zip(ns, ms if isinstance(ms, list) else [ms]):
+                if b is not None and b > 0:
+                    series.setdefault(_label(exp, r), []).append((a, b))
+    return series
+
+
+def _searches(experiments: list) -> list:
+    """[(label with eps, per-seed brackets)] of the stored n* searches."""
+    return [
+        (f"{_label(exp, r)} n*({fmt_value(r.get('eps'))})", r["per_seed"])
+        for exp in experiments
+        for r in exp["cells"]
+        if r.get("per_seed")
+    ]
+
+
+def _draw_searches(ax, searches: list) -> None:
+    """One row per search, its seeds spread across the row: a bracket
+    [lo, hi] with a dot at n*, or an arrow from the bound of a censored seed
+    (right: n* above it, left: at or below it)."""
+    xs = []  # every x drawn: annotations do not widen the limits themselves
+    for i, (label, seeds) in enumerate(searches):
+        ax.text(0.005, i - 0.32, label, transform=ax.get_yaxis_transform(), fontsize=6,
+                va="bottom")  # fmt: skip
+        for j, p in enumerate(seeds):
+            y = i + (0.5 * j / (len(seeds) - 1) - 0.2 if len(seeds) > 1 else 0.05)
+            if p.get("censored") in ("right", "left") and p.get("bound"):
+                b, end = p["bound"], p["bound"] * (2.0 if p["censored"] == "right" else 0.5)
+                ax.plot([b], [y], "|", color="C3", ms=5)
+                xs += [b, end]
+                ax.annotate("", xy=(end, y), xytext=(b, y),
+                            arrowprops=dict(arrowstyle="->", color="C3", lw=0.8))  # fmt: skip
+            elif p.get("lo") is not None and p.get("hi") is not None:
+                ax.plot([p["lo"], p["hi"]], [y, y], "-", color="C0", lw=1.2)
+                xs += [p["lo"], p["hi"]]
+                if p.get("n_star") is not None:
+                    ax.plot([p["n_star"]], [y], "o", color="C0", ms=2.5)
+    ax.set_xscale("log")
+    if xs:
+        ax.set_xlim(min(xs) / 1.5, max(xs) * 1.5)
+    ax.set_yticks([])
+    ax.set_ylim(len(searches) - 0.6, -0.6)
+    ax.set_xlabel("n* per seed: bracket [lo, hi], dot = n*; red arrow = censored at its bound")
+
+
 def plot(experiments: list, path: str) -> None:
-    """Test MSE against n, one line per (experiment, method, other parameters).
+    """Test MSE against n, one line per (experiment, method, other parameters),
+    and below it the n* searches, one row per search with its seeds.
 
     Args:
         experiments: ``overview(...)["experiments"]``.
@@ -220,29 +355,23 @@ def plot(experiments: list, path: str) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    series = {}
-    for exp in experiments:
-        for r in exp["cells"]:
-            mse, n = r.get("test_mse"), r.get("n")
-            if mse is None or n is None:
-                continue
-            label = f"{exp['name']} {r['method']} " + fmt_value(
-                {k: v for k, v in r["params"].items() if k not in ("seed", "seeds")}
-            )
-            ns, ms = (n, mse) if isinstance(n, list) else ([n], [mse])
-            for a, b in zip(ns, ms if isinstance(ms, list) else [ms]):
-                if b is not None and b > 0:
-                    series.setdefault(label, []).append((a, b))
-    if not series:
-        raise UsageError("show --plot: no stored test MSE against n to plot")
-    fig, ax = plt.subplots(figsize=(8, 4.5))
-    for label, pts in sorted(series.items()):
-        pts.sort()
-        ax.loglog([p[0] for p in pts], [p[1] for p in pts], "o-", ms=3, label=label[:60])
-    ax.set_xlabel("n (training samples)")
-    ax.set_ylabel("relative test MSE")
-    if len(series) <= 20:
-        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    series, searches = _curves(experiments), _searches(experiments)
+    if not series and not searches:
+        raise UsageError("show --plot: no stored test MSE against n, nor n* searches, to plot")
+    heights = ([4.5] if series else []) + ([1.0 + 0.45 * len(searches)] if searches else [])
+    fig, axes = plt.subplots(len(heights), 1, figsize=(9, sum(heights)), squeeze=False,
+                             gridspec_kw=dict(height_ratios=heights))  # fmt: skip
+    if series:
+        ax = axes[0, 0]
+        for label, pts in sorted(series.items()):
+            pts.sort()
+            ax.loglog([p[0] for p in pts], [p[1] for p in pts], "o-", ms=3, label=label[:60])
+        ax.set_xlabel("n (training samples)")
+        ax.set_ylabel("relative test MSE")
+        if len(series) <= 20:
+            ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
+    if searches:
+        _draw_searches(axes[-1, 0], searches)
     fig.tight_layout()
     save_figure(fig, path)
     plt.close(fig)
