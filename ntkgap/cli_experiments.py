@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 
 import ntkgap
+from ntkgap._infra.config import PROFILES
 from ntkgap.cli_common import check_out, emit, int_at_least, verb
 from ntkgap.errors import UsageError
 
@@ -16,12 +17,16 @@ from ntkgap.errors import UsageError
 # ------------------------------------------------------------- experiments
 def _run_args(p):
     p.add_argument("config", help="experiment config (experiments/*.toml)")
-    p.add_argument("--profile", default="quick", help="quick or full [quick]")
+    p.add_argument("--profile", default=PROFILES[0], help=f"{', '.join(PROFILES)} [{PROFILES[0]}]")
     p.add_argument("--jobs", type=int_at_least(1), default=2, help="local worker processes [2]")
     p.add_argument("--executor", default="local", choices=("local", "dask"))
     p.add_argument(
         "--scheduler", default=None, help="Dask scheduler address (with --executor dask)"
     )
+    p.add_argument(
+        "--dry-run", action="store_true",
+        help="estimate the cells' cost (ntkgap.runs.cost, calibrated on stored cells); run none",
+    )  # fmt: skip
     _results_arg(p)
 
 
@@ -41,6 +46,8 @@ def _run(args):
 
     if args.results is not None:
         config.set_results_dir(args.results)
+    if args.dry_run:
+        return _run_dry(args)
     r = executors.run(
         args.config, args.profile, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler
     )
@@ -54,6 +61,33 @@ def _run(args):
         sys.stderr.write(
             f"ntkgap: warning: cell {f['key']} ({f['cell']['method']}) failed: {f['reason']}\n"
         )
+
+
+def _run_dry(args):
+    """``run --dry-run``: the cells a run would compute and their estimated cost."""
+    from ntkgap.runs import config as runs_config
+    from ntkgap.runs import cost
+
+    cfg = runs_config.load_config(args.config, args.profile)
+    cells = runs_config.expand(cfg, args.profile, where=args.config)
+    est = cost.estimate({cfg["name"]: cells})
+    e = est["experiments"][cfg["name"]]
+    stored = sum(c["how"] == "stored" for c in e["cells"])
+    r = {
+        "experiment": cfg["name"], "profile": args.profile, "cells": len(cells),
+        "stored": stored, "searches": e["searches"], "core_seconds": e["seconds"],
+        "wall_minutes": e["seconds"] / 60 / args.jobs, "jobs": args.jobs,
+        "calibrated_on": est["calibrated_on"], "results": est["root"],
+    }  # fmt: skip
+    how = (f"calibrated on {r['calibrated_on']} stored cells in {r['results']}"
+           if r["calibrated_on"]
+           else "uncalibrated: reference rates of benchmarks/RESULTS.md")  # fmt: skip
+    emit(args, r, (
+        f"dry run, {r['experiment']} [{r['profile']}]: {r['cells']} cells ({stored} stored, "
+        f"{r['cells'] - stored} to compute, {r['searches']} searches); estimated "
+        f"{r['core_seconds'] / 3600:.2f} core-hours, ~{r['wall_minutes']:.0f} min on "
+        f"{args.jobs} workers ({how}; a guide within ~2-3x, not a promise)"
+    ))  # fmt: skip
 
 
 # -------------------------------------------------------------------- show

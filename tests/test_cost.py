@@ -202,3 +202,19 @@ def test_the_uncalibrated_rates_are_the_benchmarks(tmp_path, cell, pattern):
     est = cost.estimate({"x": [cell]}, str(tmp_path))["experiments"]["x"]["cells"][0]
     assert est["how"] == "model"
     assert measured / 2 < est["seconds"] < measured * 2
+
+
+def test_run_dry_run_estimates_and_computes_nothing(tmp_path, cli):
+    # the model on the same cells, uncalibrated (nothing stored), is what the verb prints
+    from ntkgap.runs import config as runs_config
+
+    path = os.path.join(ROOT, "experiments", "e2_control.toml")
+    out = tmp_path / "results"
+    r = cli("run", path, "--profile", "paper", "--dry-run", "--json", "--results", str(out))
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    cells = runs_config.expand(runs_config.load_config(path, "paper"), "paper", where=path)
+    want = cost.estimate({"e2_control": cells}, str(out))["seconds"]
+    assert got["cells"] == len(cells) and got["stored"] == 0 and got["calibrated_on"] == 0
+    assert got["core_seconds"] == pytest.approx(want) and got["wall_minutes"] > 0
+    assert not out.exists() or not any(out.rglob("*.json"))  # no cell computed
