@@ -102,7 +102,11 @@ def _show_args(p):
         default=None,
         help="with a CONFIG: only the cells of this profile [every profile it has]",
     )
-    p.add_argument("--plot", metavar="FILE", help="also plot test MSE against n per series")
+    p.add_argument(
+        "--plot", metavar="FILE",
+        help="also plot test MSE against n per series, and n* searches (per-seed brackets, "
+        "censored seeds as arrows from their bound)",
+    )  # fmt: skip
     _results_arg(p)
 
 
