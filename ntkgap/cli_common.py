@@ -10,6 +10,7 @@ import argparse
 import math
 import os
 import sys
+import tempfile
 
 from ntkgap.errors import UsageError
 
@@ -51,7 +52,7 @@ def emit(args, obj, text=None):
     Returns:
         None.
     """
-    from ntkgap._infra.files import dumps
+    from ntkgap._infra.files import dumps  # lazy: it loads numpy; the CLI starts without it
 
     if args.json:
         sys.stdout.write(dumps(obj) + "\n")
@@ -116,9 +117,7 @@ def check_out(path, suffixes):
     Returns:
         None (a one-line UsageError otherwise).
     """
-    import tempfile
-
-    from ntkgap._infra.files import check_writable
+    from ntkgap._infra.files import check_writable  # lazy: numpy, as in emit
 
     if not path.endswith(suffixes):
         raise UsageError(f"output file {path!r} must end in one of {', '.join(suffixes)}")

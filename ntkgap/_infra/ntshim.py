@@ -112,7 +112,7 @@ class _NoExperimental(types.ModuleType):
 
 
 def _jax_version() -> str:
-    import jax
+    import jax  # lazy: `import ntkgap` loads this module and must not pay ~1 s for JAX
 
     return jax.__version__
 
@@ -212,6 +212,7 @@ def _shape_only(tree):
     zero-stride numpy array of its shape and dtype: no memory, and
     ``jnp.size``/``jnp.shape`` accept it. Weakly typed leaves stay (a numpy
     array would lose the weak type that ``result_type`` reads)."""
+    # lazy, as in _jax_version: `import ntkgap` loads this module (< 0.1 s)
     import jax
     import numpy as np
 

@@ -41,6 +41,7 @@ from ntkgap._infra import (
 )
 from ntkgap.errors import UsageError
 from ntkgap.kernels import tree_gram
+from ntkgap.spectral import walsh
 
 KINDS = ("ntk", "nngp")
 # the look-up table of a tree kernel has 2^leaves entries
@@ -204,8 +205,6 @@ def tree_table(arch, kind: str = "ntk") -> np.ndarray:
     Returns:
         float64 array of shape (2^s,).
     """
-    from ntkgap.spectral import walsh
-
     s = arch.leaves
     memory.check(8.0 * 2**s * (4 + s), f"a tree-kernel table of 2^{s} entries")
     first, inverse = _tree_orbits(arch.spec["arity"], arch.spec["L"])

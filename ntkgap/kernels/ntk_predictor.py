@@ -24,6 +24,7 @@ from ntkgap.kernels import gram as kernels
 from ntkgap.kernels import krr
 from ntkgap.nets.train_config import validation_size
 from ntkgap.targets.split import CHUNK, split
+from ntkgap.targets.variance import target_variance
 
 #: the tuned ridge's candidates, relative to the Gram's (constant) diagonal
 #: (0: ridgeless); the smallest wins ties. Short: each costs a factorization
@@ -50,8 +51,6 @@ class NestedCurve:
         if isinstance(ridge, str) and ridge != TUNED:
             raise UsageError(f"ridge={ridge!r} is not allowed (allowed: a number >= 0, {TUNED!r})")
         if variance is None:
-            from ntkgap.targets.variance import target_variance  # import cost: only when needed
-
             variance = target_variance(target)
         self.arch, self.target, self.seed, self.n_test = arch, target, int(seed), int(n_test)
         self.ridge, self.noise, self.kind, self.variance = ridge, float(noise), kind, variance

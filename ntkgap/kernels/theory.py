@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ntkgap.kernels import eigen, eigenlearning
+from ntkgap.kernels import eigen, eigenlearning, tree_eigen, tree_target
 from ntkgap.kernels.eigenlearning import Spectrum
 from ntkgap.spectral import complexity, fourier, walsh
+from ntkgap.targets.boolean import Tree
 from ntkgap.targets.domains import Circle
 from ntkgap.targets.variance import target_variance
 
@@ -31,8 +32,6 @@ def circle_kmax(target) -> int:
 
 def _recursive_tree_target(arch, target) -> bool:
     """A tree target on exactly the arch's tree (same arity and depth)."""
-    from ntkgap.targets.boolean import Tree
-
     # every node kind composes (tanh by signed measures over node values) and
     # every activation has a dual (closed form or Hermite series): tree_eigen
     return (
@@ -45,8 +44,6 @@ def _recursive_tree_target(arch, target) -> bool:
 def _multilinear_tree(target) -> bool:
     """A tree target whose nodes are multilinear in their children (not tanh)
     and whose support is too large for the Walsh transform."""
-    from ntkgap.targets.boolean import Tree
-
     return isinstance(target, Tree) and target.node != "tanh" and len(target.support) > 24
 
 
@@ -78,8 +75,6 @@ def _tree_spectrum(arch, target, kmax: int = 16):
     by recursion over the tree (``ntkgap.kernels.tree_eigen``); blocks beyond a cap
     enter as the kernel's ``tail`` and the target's ``tail_power``; more
     than ``MERGE_ABOVE`` blocks are merged (``MERGE_RTOL``)."""
-    from ntkgap.kernels import tree_eigen
-
     ts = tree_eigen.tree_spectrum(arch, kcap=kmax, target=target, max_blocks=None)
     second = ts.second_moment
     lam = np.asarray(ts.eigenvalue, dtype=np.float64)
@@ -145,8 +140,6 @@ def spectrum(arch, target, *, kmax: int | None = None) -> tuple[Spectrum, eigen.
         return _tree_spectrum(arch, target)
     if arch.name == "fc" and _multilinear_tree(target):
         # the degree profile by recursion over the tree: no 2^s transform
-        from ntkgap.kernels import tree_target
-
         prof = tree_target.tree_degree_profile(target)
         return _fc_spectrum(arch, domain, target, prof, float(prof[1:].sum()))
     ws = walsh.walsh_spectrum(target)

@@ -47,6 +47,7 @@ shapes, is ``ntkgap.kernels.tree_target`` (``tree_spectrum(target=...)``).
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 from dataclasses import dataclass, field
 
@@ -55,6 +56,11 @@ import numpy as np
 from ntkgap.errors import UsageError
 from ntkgap.kernels import dual
 from ntkgap.kernels.tree_target import _make_target, _mults, _push_forward
+
+try:  # optional: threadpoolctl ships with scikit-learn, not with ntkgap's dependencies
+    from threadpoolctl import threadpool_limits
+except ImportError:  # pragma: no cover
+    threadpool_limits = None
 
 # significant digits of the Hermite-series duals (gelu, tanh, silu, softplus):
 # float64 needs no more, and their set-up time grows with it (~0.6 s per q at 16)
@@ -204,11 +210,7 @@ def _erf_tile(W2, q):
 def _one_blas_thread():
     """BLAS on one thread: its threads spin between the panel products
     (measured: twice the CPU time, three times the wall time on 2 cores)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover - threadpoolctl ships with scipy's stack
-        import contextlib
-
+    if threadpool_limits is None:  # pragma: no cover
         return contextlib.nullcontext()
     return threadpool_limits(1, user_api="blas")
 

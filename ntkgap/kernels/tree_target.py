@@ -25,7 +25,8 @@ import math
 import numpy as np
 
 from ntkgap.errors import UsageError
-from ntkgap.targets.boolean import tanh_scales
+from ntkgap.spectral import walsh
+from ntkgap.targets.boolean import _apply_node, tanh_scales
 
 
 def _distinct_orders(parts) -> int:
@@ -71,13 +72,10 @@ class _Target:
     """Per node: E f and the Walsh power per shape, for a Tree target."""
 
     def __init__(self, target, a, L):
-        from ntkgap.targets.boolean import _apply_node
-
         spec = target.spec
         self.a, self.L = a, L
         self.node = spec["node"]
         cols = [np.where((np.arange(2**a) >> c) & 1, -1.0, 1.0) for c in range(a)]
-        from ntkgap.spectral import walsh
 
         def ghat(table):
             vals = _apply_node(self.node, cols, table)

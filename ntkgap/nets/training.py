@@ -55,6 +55,7 @@ from ntkgap._infra import (
 )
 from ntkgap._infra.seeds import derive
 from ntkgap.errors import UsageError
+from ntkgap.nets import arch as arch_module
 from ntkgap.nets import train_results
 from ntkgap.nets.train_config import TrainConfig, validate, validation_size
 from ntkgap.targets.split import split
@@ -260,8 +261,7 @@ def _checked_state(state, losses, val, live, cfg):
 def _programs(arch, width, cfg, minibatch, in_shape):
     """``_make``'s (model, opt, program) with a jitted ``predict`` and a dict
     of compiled programs, kept in ``_PROGRAMS`` for the same settings."""
-    from ntkgap.nets import arch as arch_module  # its fast path is chosen when traced
-
+    # BLOCK_DIAGONAL_MAX is read per call: the arch's fast path is chosen when traced
     key = (str(arch.spec), arch_module.BLOCK_DIAGONAL_MAX, width, cfg, minibatch, in_shape)
     with _PROGRAMS_LOCK:
         if key in _PROGRAMS:

@@ -255,7 +255,7 @@ def _after_kernel(cell):
     diagnostics on the same split (:func:`ntkgap.kernels.after_kernel.train_kernels`);
     the parameters are not stored."""
     from ntkgap.kernels import after_kernel  # JAX cost: loads where cells compute
-    from ntkgap.nets import training
+    from ntkgap.nets import training  # JAX cost, as above
 
     if isinstance(cell["ridge"], str):
         raise UsageError(f"after_kernel: ridge={cell['ridge']!r} must be a number >= 0")

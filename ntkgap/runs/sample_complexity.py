@@ -30,7 +30,10 @@ import math
 
 import numpy as np
 
+from ntkgap.nets.arch import parse_arch
 from ntkgap.runs import registry, scaling, search
+from ntkgap.targets import parse_target
+from ntkgap.targets.variance import target_variance
 
 # keys of a search cell that are not keys of its evaluation cells
 SEARCH_KEYS = ("method", "eps", "seeds", "n_min", "n_max", "resolution", "sweep_n")
@@ -243,9 +246,6 @@ def _ntk_nested(cell) -> dict:
     """
     cell = registry.fill(cell)  # callers may pass a raw cell
     from ntkgap.kernels.ntk_predictor import NestedCurve  # import cost: JAX, scipy
-    from ntkgap.nets.arch import parse_arch
-    from ntkgap.targets import parse_target
-    from ntkgap.targets.variance import target_variance
 
     arch, target = parse_arch(cell["arch"]), parse_target(cell["target"])
     variance = target_variance(target)
