@@ -122,6 +122,35 @@ def solve_kappa(n, sp: Spectrum, ridge: float = 0.0, *, iters: int = 200) -> np.
     return kappa
 
 
+def _kappa_learnability_e0(n, sp: Spectrum, ridge):
+    """What ``test_mse`` and ``internals`` share, after checking their arguments.
+
+    Args:
+        n: a sample size or an array of them (each >= 1).
+        sp: the kernel's eigenvalues and the target's power, in blocks.
+        ridge: the ridge delta (>= 0).
+
+    Returns:
+        (kappa, learnability, E0): kappa per n (``solve_kappa``), L_i =
+        lambda_i / (lambda_i + kappa) as an n x blocks array (1 where kappa
+        = 0: ridgeless n >= rank learns every listed block), and E0 = n / (n -
+        sum_i m_i L_i^2) per n, inf where it diverges.
+    """
+    if ridge < 0:
+        raise UsageError(f"ridge={ridge} must be >= 0")
+    n = np.atleast_1d(np.asarray(n, dtype=np.float64))
+    if np.any(n < 1):
+        raise UsageError("n must be >= 1")
+    kappa = solve_kappa(n, sp, ridge)
+    lam = sp.eigenvalue[None, :]
+    k = kappa[:, None]
+    with np.errstate(invalid="ignore"):
+        learn = np.where(k > 0, lam / (lam + k), 1.0)
+    denom = n - (sp.multiplicity[None, :] * learn**2).sum(1)
+    e0 = np.where(denom > 0, n / np.where(denom > 0, denom, 1.0), np.inf)
+    return kappa, learn, e0
+
+
 def test_mse(n, sp: Spectrum, *, ridge: float = 0.0, noise: float = 0.0) -> np.ndarray:
     """Predicted test MSE of kernel ridge regression against the clean target.
 
@@ -139,19 +168,11 @@ def test_mse(n, sp: Spectrum, *, ridge: float = 0.0, noise: float = 0.0) -> np.n
         Simon, Dickens, Karkada & DeWeese, "The Eigenlearning Framework",
         2021 (arXiv 2110.03922).
     """
-    if ridge < 0 or noise < 0:
-        raise UsageError("ridge and noise must be >= 0")
-    n = np.atleast_1d(np.asarray(n, dtype=np.float64))
-    if np.any(n < 1):
-        raise UsageError("n must be >= 1")
-    kappa = solve_kappa(n, sp, ridge)
-    lam = sp.eigenvalue[None, :]
-    k = kappa[:, None]
-    learn = lam / (lam + k)
+    if noise < 0:
+        raise UsageError(f"noise={noise} must be >= 0")
+    kappa, learn, e0 = _kappa_learnability_e0(n, sp, ridge)
     unlearned = ((1 - learn) ** 2 * sp.power[None, :]).sum(1) + sp.tail_power
-    denom = n - (sp.multiplicity[None, :] * learn**2).sum(1)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        e0 = np.where(denom > 0, n / denom, np.inf)
+    with np.errstate(invalid="ignore"):
         out = e0 * (unlearned + noise) - noise
     # ridgeless, n >= rank: interpolation of every mode, only noise is left
     full = kappa == 0
@@ -183,19 +204,7 @@ def internals(n, sp: Spectrum, *, ridge: float = 0.0) -> dict:
         2021 (arXiv 2110.03922), eq. for kappa and the conservation law
         sum_i L_i = n (ridgeless).
     """
-    if ridge < 0:
-        raise UsageError("ridge must be >= 0")
-    n = np.atleast_1d(np.asarray(n, dtype=np.float64))
-    if np.any(n < 1):
-        raise UsageError("n must be >= 1")
-    kappa = solve_kappa(n, sp, ridge)
-    lam = sp.eigenvalue[None, :]
-    k = kappa[:, None]
-    with np.errstate(invalid="ignore"):
-        learn = np.where(k > 0, lam / (lam + k), 1.0)
-    denom = n - (sp.multiplicity[None, :] * learn**2).sum(1)
-    with np.errstate(divide="ignore"):
-        e0 = np.where(denom > 0, n / np.where(denom > 0, denom, 1.0), np.inf)
+    kappa, learn, e0 = _kappa_learnability_e0(n, sp, ridge)
     return {
         "kappa": kappa,
         "learnability": learn,
