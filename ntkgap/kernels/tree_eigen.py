@@ -55,7 +55,7 @@ import numpy as np
 
 from ntkgap.errors import UsageError
 from ntkgap.kernels import dual
-from ntkgap.kernels.tree_target import _make_target, _mults, _push_forward
+from ntkgap.kernels.tree_target import _contract, _make_target, _mults, _push_forward
 
 try:  # optional: threadpoolctl ships with scikit-learn, not with ntkgap's dependencies
     from threadpoolctl import threadpool_limits
@@ -501,12 +501,7 @@ def _root(levels, nt, tg, sp, trace, capped_at):
             )
         idx = np.indices((n_child,) * a).reshape(a, -1).T
         Kt = nt.root_kernel(nt.u[idx].mean(1), nt.w[idx].mean(1)).reshape((n_child,) * a)
-        mu = np.empty(len(cand))
-        for i, c in enumerate(cand):
-            acc = Kt
-            for j in reversed(c.tolist()):
-                acc = acc @ N[j]
-            mu[i] = acc
+        mu = _contract(Kt, N, cand)
     mult = _mults(cand, prev["mult"])
     index = {tuple(c): i for i, c in enumerate(cand.tolist())}
     levels.append({"arity": a, "degree": deg, "mult": mult, "index": index, "children": cand})

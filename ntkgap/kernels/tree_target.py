@@ -58,6 +58,27 @@ def _push_forward(nu_prev, cand, to_ms, n_out):
     return out
 
 
+def _contract(T, N, cand) -> np.ndarray:
+    """The order-a tensor T contracted with one child measure per axis, for
+    every candidate shape: T(N[c_1], ..., N[c_a]), the last axis first.
+
+    Args:
+        T: array of shape (A,) * a over the children's values.
+        N: array (child shapes, A): each child shape's measure.
+        cand: int array (candidates, a) of sorted child shape ids.
+
+    Returns:
+        float64 array, one value per candidate.
+    """
+    out = np.empty(len(cand))
+    for i, c in enumerate(cand):
+        acc = T
+        for j in reversed(c.tolist()):
+            acc = acc @ N[j]
+        out[i] = acc
+    return out
+
+
 def _make_target(target, a, L):
     spec = target.spec
     if (spec["arity"], spec["L"]) != (a, L):
@@ -271,13 +292,7 @@ class _TanhTarget:
         G, N = self.node_value(h, self._sums(prev["tval"])), prev["tnu"]
         if self.a == 2:
             return (N @ G @ N.T)[cand[:, 0], cand[:, 1]]
-        out = np.empty(len(cand))
-        for i, c in enumerate(cand):
-            acc = G
-            for j in reversed(c.tolist()):
-                acc = acc @ N[j]
-            out[i] = acc
-        return out
+        return _contract(G, N, cand)
 
     def level_power(self, h, cand, prev):
         fh = self.fhat(h, cand, prev)
