@@ -60,6 +60,34 @@ def emit(args, obj, text=None):
         sys.stdout.write((text if text is not None else dumps(obj, indent=2)) + "\n")
 
 
+def _converter(parse, kind, rule, ok, name):
+    """An argparse type: ``parse`` the text, refused in one line when it
+    fails or when the value breaks ``rule``.
+
+    Args:
+        parse: ``str -> value``, raising ValueError on text it cannot read.
+        kind: what the text must be, for the message (``"a number"``).
+        rule: what the value must be, for the message (``">= 1"``).
+        ok: ``value -> bool``, whether the value keeps ``rule``.
+        name: the converter's ``__name__`` (argparse names the type by it).
+
+    Returns:
+        the converter ``str -> value``.
+    """
+
+    def conv(text):
+        try:
+            v = parse(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {kind}") from None
+        if not ok(v):
+            raise argparse.ArgumentTypeError(f"{text!r} must be {rule}")
+        return v
+
+    conv.__name__ = name
+    return conv
+
+
 def positive_float(option):
     """An argparse type: a number >= 0, refused in one line otherwise.
 
@@ -69,18 +97,9 @@ def positive_float(option):
     Returns:
         the converter ``str -> float``.
     """
-
-    def conv(text):
-        try:
-            v = float(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-        if not math.isfinite(v) or v < 0:
-            raise argparse.ArgumentTypeError(f"{text!r} must be a finite number >= 0")
-        return v
-
-    conv.__name__ = option
-    return conv
+    return _converter(
+        float, "a number", "a finite number >= 0", lambda v: math.isfinite(v) and v >= 0, option
+    )
 
 
 def int_at_least(lo):
@@ -92,18 +111,7 @@ def int_at_least(lo):
     Returns:
         the converter ``str -> int``.
     """
-
-    def conv(text):
-        try:
-            v = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
-        if v < lo:
-            raise argparse.ArgumentTypeError(f"{v} must be >= {lo}")
-        return v
-
-    conv.__name__ = "integer"
-    return conv
+    return _converter(int, "an integer", f">= {lo}", lambda v: v >= lo, "integer")
 
 
 def check_out(path, suffixes):
