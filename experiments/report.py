@@ -2,7 +2,8 @@
 declared in an ``experiments/*.toml`` config, evaluated by ``ntkgap.verdicts.claims``
 (its statistic, CI and pre-registered rule all come from the config; this
 script holds no rule), then the figures with their captions and the
-training budgets of the profile as run."""
+training budgets of the profile as run. ``python experiments/report.py
+[PROFILE]`` (quick when omitted)."""
 
 import glob
 import os
@@ -15,33 +16,32 @@ from ntkgap._infra import config
 from ntkgap._infra.files import atomic_write, dumps
 from ntkgap.runs import config as runs_config
 from ntkgap.runs import store
+from ntkgap.runs.scaling import MIN_SEEDS_FOR_CI
 from ntkgap.verdicts import claims as claims_mod
-from ntkgap.verdicts import selection, tables
+from ntkgap.verdicts import rules, selection, tables
 
-PROFILE = sys.argv[1] if len(sys.argv) > 1 else "quick"
-os.environ["NTKGAP_PROFILE"] = PROFILE  # only this profile's cells (store.results)
 CONFIGS = sorted(glob.glob(os.path.join(HERE, "*.toml")))
 
 
-def stored_config(cfg):
+def stored_config(cfg, profile):
     """The config as last run (saved beside its results), else the repo's."""
     saved = store.load_result(
-        os.path.join(config.results_dir(), cfg["name"], f".config-{PROFILE}.json")
+        os.path.join(config.results_dir(), cfg["name"], f".config-{profile}.json")
     )
     return saved or cfg
 
 
-def budgets(cfg):
+def budgets(cfg, profile):
     """One line per network grid of the profile as run (quick's grids too
     where the profile holds them): width, steps, optimiser, rates..."""
 
     def j(v):
         return ", ".join(map(str, v)) if isinstance(v, list) else str(v)
 
-    if not runs_config.has_profile(cfg, PROFILE):
+    if not runs_config.has_profile(cfg, profile):
         return []
     out = []
-    for g in runs_config.expand(cfg, PROFILE, validate=False):
+    for g in runs_config.expand(cfg, profile, validate=False):
         if g["method"] not in ("net", "net_search"):
             continue
         lr = g["lr"]
@@ -61,37 +61,103 @@ def budgets(cfg):
     return list(dict.fromkeys(out))
 
 
-#: what each statistic's value is, for the summary table (a name and a unit)
-VALUE_OF = {
-    "nstar_ratio_growth": "per-level factor of n*(A)/n*(B) (x per level)",
-    "nstar_ratio": "log10 n*(A)/n*(B)",
-    "nstar_kernel_convexity": "change per level of the kernel's per-level n* factor (x)",
-    "nstar_net_power": "exponent p of n* ~ C^p (C: constituents)",
-    "nstar_scaling": "exponent of n* against the scaling variable",
-    "decay_exponent": "|fitted eigenvalue exponent - paper's exponent|",
-    "log_ratio_every_n": "log10 test-MSE ratio, NTK / net (worst n)",
-    "log_ratio_at_n": "log10 test-MSE ratio at the claim's n",
-    "theory_growth": "per-level growth factor (theory)",
-    "after_kernel_share": "share of the log n* gap the after-kernel closes",
-    "lazy_control": "after-kernel vs initial-kernel change",
-    "e10_kernel": "median |log10 predicted / measured| (kernel)",
-    "e10_net": "median |log10 predicted / measured| (net)",
-    "e10_winner": "share of winners predicted right",
-    "e10_coverage": "prediction-interval coverage - 0.95",
+#: what each statistic's value is and its unit, for the summary table (the
+#: one place; every statistic of ``claims.STATISTICS`` has its row)
+STATISTIC_MEANING = {
+    "decay_exponent": (
+        "largest |fitted eigenvalue decay exponent - the paper's| over the archs",
+        "exponent (dimensionless)",
+    ),
+    "log_ratio_every_n": (
+        "worst (target, n) mean over seeds of log10(NTK test MSE / net test MSE)",
+        "decades (log10)",
+    ),
+    "log_ratio_at_n": (
+        "mean over seeds of log10(NTK test MSE / net test MSE) at the claim's n",
+        "decades (log10)",
+    ),
+    "theory_growth": (
+        "per-level growth factor of the theory quantity (geometric mean)",
+        "x per level",
+    ),
+    "nstar_ratio_growth": ("median seed's per-level growth factor of n*(A) / n*(B)", "x per level"),
+    "nstar_ratio": ("median over seeds of log10 n*(A) / n*(B)", "decades (log10)"),
+    "nstar_kernel_convexity": (
+        "median seed's change per level of the kernel's per-level n* factor",
+        "x per level",
+    ),
+    "nstar_net_power": (
+        "median seed's exponent p of n* ~ C^p (C: number of constituents)",
+        "exponent (dimensionless)",
+    ),
+    "nstar_scaling": (
+        "median seed's departure from the published law: log(g / base) for n* ~ c g^x, "
+        "k - exponent for n* ~ c x^k",
+        "0 = the law (ln of a factor, or an exponent)",
+    ),
+    "after_kernel_share": (
+        "median share of the log n* gap (NTK vs net) the after-training kernel closes",
+        "fraction (1 = all)",
+    ),
+    "lazy_control": ("median relative kernel change ||K_T - K_0|| / ||K_0||", "fraction"),
+    "e10_kernel": ("median |log10(theory n* / measured kernel n*)|", "decades (log10)"),
+    "e10_net": ("median |log10(held-out law n* / measured net n*)|", "decades (log10)"),
+    "e10_winner": ("share of (family, depth) winners predicted right", "fraction"),
+    "e10_coverage": (
+        "prediction-interval coverage minus its nominal 0.95",
+        "fraction (0 = nominal)",
+    ),
 }
 
 
-def fmt(v, open_end="-"):
+def fmt(v, missing="-"):
     if v is None:
-        return open_end
+        return missing
     return f"{v:.3g}" if abs(v) < 1e4 else f"{v:.3e}"
 
 
-def ci_text(c):
-    """The CI with its open ends said so ("open"), or "-" when there is none."""
-    if c["lo"] is None and c["hi"] is None:
+def value_text(c):
+    """The claim's value, or why it has none."""
+    if c["verdict"] == rules.NOT_RUN:
         return "-"
-    return f"[{fmt(c['lo'], 'open')}, {fmt(c['hi'], 'open')}]"
+    return fmt(c["value"], "no point value (see detail)")
+
+
+def ci_text(c):
+    """The CI, each missing end said for what it is: "open" where censoring
+    left it unbounded, "not estimable" otherwise; a CI with neither end
+    names the reason (a deterministic statistic has none)."""
+    if c["verdict"] == rules.NOT_RUN:
+        return "-"
+    lo_open, hi_open = c.get("lo_censored"), c.get("hi_censored")
+    if c["lo"] is None and c["hi"] is None and not (lo_open or hi_open):
+        if c["rule"].get("deterministic"):
+            return "none (deterministic: no sampling error)"
+        seeds = c.get("seeds")
+        if seeds is not None and seeds < MIN_SEEDS_FOR_CI:
+            return f"not estimable ({seeds} seeds < {MIN_SEEDS_FOR_CI})"
+        return "not estimable (see detail)"
+
+    def end(v, is_open):
+        return "open" if v is None and is_open else fmt(v, "not estimable")
+
+    return f"[{end(c['lo'], lo_open)}, {end(c['hi'], hi_open)}]"
+
+
+def summary_row(c):
+    """The claim's line of the summary table (``SUMMARY_HEAD``'s columns)."""
+    what, unit = STATISTIC_MEANING.get(c["statistic"], (c["statistic"], "-"))
+    what = what.replace("|", "\\|")  # a bar inside a cell would end it
+    return (
+        f"| {c['id']} | {c['profile']} | **{c['verdict']}** | {what} | {value_text(c)} | {unit} | "
+        f"{ci_text(c)} | {c['seeds'] or '-'} | {robust_text(c)} |"
+    )
+
+
+SUMMARY_HEAD = [
+    "| claim | profile | verdict | value is | value | unit | CI | seeds | robustness |",
+    "|---|---|---|---|---|---|---|---|---|",
+]
 
 
 def robust_text(c):
@@ -103,16 +169,7 @@ def robust_text(c):
     )
 
 
-claims, budget_lines, names = [], [], []
-for path in CONFIGS:
-    cfg = runs_config.load_config(path)
-    names.append(cfg["name"])
-    for c in claims_mod.parse_claims(cfg, path):
-        claims.append(claims_mod.evaluate(c, cfg["name"]))
-    for b in budgets(stored_config(cfg)):
-        budget_lines.append(f"- {cfg['name']}: {b}")
-
-captions = {
+CAPTIONS = {
     "e1_spectra": "E1. Left: circle eigenvalues of the ReLU NTK for fc depths 1-4 with fitted "
     "log-log slopes (paper: k^-2). Right: hypercube eigenvalue per character vs degree k.",
     "e2_control": "E2. Band-limited circle targets: relative test MSE vs training samples n for "
@@ -122,36 +179,39 @@ captions = {
     "empirical KRR, and the exact network's 6L+1 parameters (a size, not a sample complexity). "
     "Right: n*(0.1) by adaptive search on the same seeds and splits: the trained fc:depth=2 net "
     "on the angle u, the NTK of that architecture and input, and the (cos, sin) NTK; median seed "
-    "with its order-statistic CI, triangles: censored.",
+    "with its order-statistic CI, arrows from a cap: censored (a bound).",
     "e3b_parity": "E3b. Sparse parity on d = 20: n*(0.1) vs the order k for NTK regression "
     "(ridgeless and validation-tuned ridge) and the trained two-layer net of the same "
-    "architecture, per (activation, b_std); median seed with its order-statistic CI, triangles: "
-    "censored; dashed: eigenlearning.",
+    "architecture, per (activation, b_std); median seed with its order-statistic CI, arrows from "
+    "a cap: censored (a bound); dashed: eigenlearning.",
     "e4_trees": "E4. Compositional trees (d = 40; one panel per arity and node): n*(0.1) vs "
     "depth L on the same nested pools and test points for the tree NTK (ridgeless; tuned ridge "
     "in paper), the trained tree network (same architecture), and in paper the fc NTK and fc "
     "network; median seed with its order-statistic CI (12 seeds in quick: [X(3), X(10)]); "
     "arrows: not reached by n_max (up) or reached at n_min (down), a bound, not a point; lines: "
-    "eigenlearning theory (to L = 6 for the tree NTK), hollow where theory is not valid. Quick: "
-    "tanh trees at L = 3, 4, 5 and the negative control (linear nodes: a degree-1 target at "
-    "every depth). The verdicts are in the table above.",
+    "eigenlearning theory (to L = 6 for the tree NTK), hollow where theory is not valid. Panel "
+    "titles: the target's kurtosis E(y - Ey)^4 / Var(y)^2 per depth (see the E4 families table). "
+    "Quick: tanh trees at L = 3, 4, 5 and the negative control (linear nodes: a degree-1 target "
+    "at every depth). The claims' verdicts are written above the figure.",
     "e5_theory": "E5. Eigenlearning learning curves (lines) against empirical ridgeless NTK "
-    "regression (points); relative test MSE vs n.",
+    "regression (points); relative test MSE vs n. Solid: theory within its validity; dotted: "
+    "beyond it; theory below the axis (0 once n covers every distinct input) is not drawn.",
     "e6_lazy_rich": "E6. Centred alpha (f - f0) networks on parity:d=12,k=3 at n = 600, full-batch "
     "gradient descent on the loss / alpha^2: relative test MSE vs alpha; dashed: ridgeless NTK "
     "regression on the same n.",
     "e7_dichotomy": "E7. Left: kernels' n*(0.1) against Fourier complexity (average Walsh degree). "
-    "Right: trained networks' n*(0.1) against architectural complexity (number of constituents).",
+    "Right: trained networks' n*(0.1) against architectural complexity (number of constituents); "
+    "arrows from a cap: censored. Above: the verdicts of E4's kernel and net dichotomy claims.",
     "e9_rhm": "E9. Random hierarchy model (s = 2, n_c = 2, label +-1): n*(0.3), the regression "
     "error relative to the label variance (the paper's P* is for classification error), of the "
     "trained CNN (filters = strides = s, shared weights), its NTK, the trained fc net and the fc "
     "NTK; left: vs depth L at fixed v, m; right: vs m = v at fixed L; median seed with its "
-    "order-statistic CI, triangles not reached by n_max; dotted: the published P* = n_c m^L "
+    "order-statistic CI, arrows from a cap: censored; dotted: the published P* = n_c m^L "
     "(Cagnetta et al., PRX 2024) with prefactor 1; grey: the number of valid strings "
     "n_c m^(2^L - 1).",
-    "e8_universality": "E8. Universality. Heat maps: eigenlearning n*(0.1) (log10; '>': not "
-    "reached by the largest n, '-': not run in this profile, '*': outside the theory's validity, "
-    "n* above 10% of the distinct inputs) of each activation's NTK on sparse "
+    "e8_universality": "E8. Universality. Heat maps: eigenlearning n*(0.1) (log10; hatched: not "
+    "reached by the largest n, blank: not run in this profile, small dot: outside the theory's "
+    "validity, n* above 10% of the distinct inputs) of each activation's NTK on sparse "
     "parity d = 12 for b_std = 0, 0.1, 1, on the sawtooth and the E4 trees (b_std = 0.1), and "
     "of fc:depth=2 with residual blocks or LayerNorm. Bottom right: per claim, the ratio "
     "n*(own tree NTK) / n*(trained tree net) of the median seeds against depth L on tanh trees "
@@ -184,98 +244,157 @@ GLOSSARY = [
     "- **too few depths**: the rule asks for more resolved depths than the profile gives.",
 ]
 
-lines = [
-    f"# ntkgap report ({PROFILE} profile)",
-    "",
-    "Generated by `experiments/report.py` from `results/`: every claim, its statistic and its "
-    "decision rule are declared in `experiments/*.toml` and evaluated by `ntkgap.verdicts.claims`.",
-    "",
-    "Each claim names the profile that decides it; a claim of a larger profile than this one "
-    "reads *decided by a larger profile (not run)* and carries no number. Value: the claim's "
-    "statistic (column 'statistic'); CI: its confidence interval ('open': censoring left that "
-    "end unbounded); robustness: the verdict again at eps = 0.05 and with twice the net's step "
-    "budget at the deepest depth ('not run' when this profile holds no such reruns).",
-    "",
-    "| claim | profile | verdict | statistic | value | CI | seeds | robustness |",
-    "|---|---|---|---|---|---|---|---|",
-]
-for c in claims:
-    lines.append(
-        f"| {c['id']} | {c['profile']} | **{c['verdict']}** | "
-        f"{VALUE_OF.get(c['statistic'], c['statistic'])} | {fmt(c['value'])} | {ci_text(c)} | "
-        f"{c['seeds'] or '-'} | {robust_text(c)} |"
-    )
-lines += ["", claims_mod.family_wise(claims)["text"]]
-lines += ["", "## Claims in detail", ""]
-for c in claims:
-    lines += [
-        f"### {c['id']}",
+
+def evaluate_all(profile):
+    """Every config's claims evaluated, and its budget lines as run.
+
+    Args:
+        profile: the profile read.
+
+    Returns:
+        (claims, budget lines, experiment names).
+    """
+    claims, budget_lines, names = [], [], []
+    for path in CONFIGS:
+        cfg = runs_config.load_config(path)
+        names.append(cfg["name"])
+        for c in claims_mod.parse_claims(cfg, path):
+            claims.append(claims_mod.evaluate(c, cfg["name"]))
+        for b in budgets(stored_config(cfg, profile), profile):
+            budget_lines.append(f"- {cfg['name']}: {b}")
+    return claims, budget_lines, names
+
+
+def summary_lines(claims, profile):
+    """The report's head and its summary table, then the family-wise line."""
+    lines = [
+        f"# ntkgap report ({profile} profile)",
         "",
-        f"- claim: {c['claim']} (paper: {c['paper']})",
-        f"- predictors: {', '.join(c['predictors']) or '-'}; statistic: `{c['statistic']}`",
-        f"- rule: {c['rule']['text']}",
-        f"- measured: {c['detail']}",
+        "Generated by `experiments/report.py` from `results/`: every claim, its statistic and "
+        "its decision rule are declared in `experiments/*.toml` and evaluated by "
+        "`ntkgap.verdicts.claims`.",
+        "",
+        "Each claim names the profile that decides it; a claim of a larger profile than this one "
+        "reads *decided by a larger profile (not run)* and carries no number. Value: the claim's "
+        "statistic, described in 'value is' with its unit in 'unit'; CI: its confidence "
+        "interval ('open': censoring left that end unbounded; 'not estimable': the data give no "
+        "such end); robustness: the verdict again at eps = 0.05 and with twice the net's step "
+        "budget at the deepest depth ('not run' when this profile holds no such reruns).",
+        "",
+        *SUMMARY_HEAD,
+        *map(summary_row, claims),
     ]
-    if c.get("ci_method"):
-        lines.append(f"- CI method: {c['ci_method']}")
-    if "depths_resolved" in c:
-        lines.append(
-            f"- depths: {c['depths_resolved']} resolved, {c['depths_bounded']} bounded "
-            "(a bound counts when it already places the depth on one side of the rule)"
-        )
-    if c.get("robustness"):
-        lines.append(f"- robustness: {robust_text(c)}")
-    lines += [f"- verdict: **{c['verdict']}**", ""]
-lines += ["## E4 target families: tails and spectrum", ""]
-lines += [
-    "Kurtosis E(f - Ef)^4 / Var(f)^2 (~: a fixed-seed Monte Carlo estimate over 2^20 points, "
-    "else exact on the support cube) and max |f| per family and depth (`tables.family_moments`); "
-    "average Walsh degree from the experiment's stored spectrum cells (-: none stored).",
-    "",
-    "| family | L | kurtosis | max abs y | average Walsh degree |",
-    "|---|---|---|---|---|",
-]
-for r in tables.family_moments("e4_trees"):
-    k = "-" if r["kurtosis"] is None else ("" if r["exact"] else "~") + fmt(r["kurtosis"])
-    lines.append(
-        f"| {r['family']} | {r['L']} | {k} | {fmt(r['max_abs'])} | {fmt(r['average_degree'])} |"
-    )
-lines += ["", "## Glossary", "", *GLOSSARY, "", "## Figures", ""]
-FIGURES = config.figures_dir(os.path.join(os.path.dirname(HERE), "figures"))
-for name, cap in captions.items():
-    if os.path.exists(os.path.join(FIGURES, f"{name}.png")):  # drawn by this profile
-        lines += [f"![{name}](figures/{name}.png)", "", f"*{cap}*", ""]
-lines += [
-    "## Network training budgets",
-    "",
-    f"From the [{PROFILE}] tables of `experiments/*.toml` as last run (each network keeps its best "
-    "validation checkpoint):",
-    "",
-    *budget_lines,
-]
-edge_lines, two_rate = [], 0
-for name in names:
-    for r in selection.lr_edges(name):
-        if len(r["grid"]) == 2:  # every choice is an end
-            two_rate += r["choices"]
-        elif r["at_low"] or r["at_high"]:
-            edge_lines.append(
-                f"- {name}, {r['method']} {r['arch']}, grid {', '.join(map(fmt, r['grid']))}: "
-                f"largest rate chosen {r['at_high']} of {r['choices']} times, "
-                f"smallest {r['at_low']}"
+    return lines + ["", claims_mod.family_wise(claims)["text"]]
+
+
+def detail_lines(claims):
+    """One section per claim: its statement, rule, measurement and verdict."""
+    lines = ["## Claims in detail", ""]
+    for c in claims:
+        lines += [
+            f"### {c['id']}",
+            "",
+            f"- claim: {c['claim']} (paper: {c['paper']})",
+            f"- predictors: {', '.join(c['predictors']) or '-'}; statistic: `{c['statistic']}`",
+            f"- rule: {c['rule']['text']}",
+            f"- measured: {c['detail']}",
+        ]
+        if c.get("ci_method"):
+            lines.append(f"- CI method: {c['ci_method']}")
+        if "depths_resolved" in c:
+            lines.append(
+                f"- depths: {c['depths_resolved']} resolved, {c['depths_bounded']} bounded "
+                "(a bound counts when it already places the depth on one side of the rule)"
             )
-lines += [
-    "",
-    "Learning rates chosen at an end of their grid (the best rate may lie outside it; "
-    "`selection.lr_edges`):",
-    "",
-    *(edge_lines or ["- none"]),
-    f"- and {two_rate} choices between two rates only (each is an end of its grid)",
-]
-atomic_write(config.report_path(), "\n".join(lines) + "\n")
-public = [{k: v for k, v in c.items() if k != "data"} for c in claims]
-atomic_write(
-    os.path.join(config.results_dir(), "summary.json"),
-    dumps({"profile": PROFILE, "claims": public}, indent=1),
-)
-print(f"REPORT.md: {len(claims)} claims: " + ", ".join(f"{c['id']} {c['verdict']}" for c in claims))
+        if c.get("robustness"):
+            lines.append(f"- robustness: {robust_text(c)}")
+        lines += [f"- verdict: **{c['verdict']}**", ""]
+    return lines
+
+
+def family_lines():
+    """E4's target families: kurtosis, max |y| and average Walsh degree."""
+    lines = [
+        "## E4 target families: tails and spectrum",
+        "",
+        "Kurtosis E(f - Ef)^4 / Var(f)^2 (~: a fixed-seed Monte Carlo estimate over 2^20 points, "
+        "else exact on the support cube) and max |f| per family and depth "
+        "(`tables.family_moments`); average Walsh degree from the experiment's stored spectrum "
+        "cells (-: none stored).",
+        "",
+        "| family | L | kurtosis | max abs y | average Walsh degree |",
+        "|---|---|---|---|---|",
+    ]
+    for r in tables.family_moments("e4_trees"):
+        k = "-" if r["kurtosis"] is None else ("" if r["exact"] else "~") + fmt(r["kurtosis"])
+        lines.append(
+            f"| {r['family']} | {r['L']} | {k} | {fmt(r['max_abs'])} | {fmt(r['average_degree'])} |"
+        )
+    return lines
+
+
+def figure_lines():
+    """The glossary, then every figure drawn by this profile with its caption."""
+    lines = ["", "## Glossary", "", *GLOSSARY, "", "## Figures", ""]
+    lines += ["Each figure writes above it the verdicts of the claims it shows.", ""]
+    folder = config.figures_dir(os.path.join(os.path.dirname(HERE), "figures"))
+    for name, cap in CAPTIONS.items():
+        if os.path.exists(os.path.join(folder, f"{name}.png")):  # drawn by this profile
+            lines += [f"![{name}](figures/{name}.png)", "", f"*{cap}*", ""]
+    return lines
+
+
+def budget_section(budget_lines, names, profile):
+    """The networks' training budgets and the learning rates chosen at a grid's end."""
+    edge_lines, two_rate = [], 0
+    for name in names:
+        for r in selection.lr_edges(name):
+            if len(r["grid"]) == 2:  # every choice is an end
+                two_rate += r["choices"]
+            elif r["at_low"] or r["at_high"]:
+                edge_lines.append(
+                    f"- {name}, {r['method']} {r['arch']}, grid {', '.join(map(fmt, r['grid']))}: "
+                    f"largest rate chosen {r['at_high']} of {r['choices']} times, "
+                    f"smallest {r['at_low']}"
+                )
+    return [
+        "## Network training budgets",
+        "",
+        f"From the [{profile}] tables of `experiments/*.toml` as last run (each network keeps its "
+        "best validation checkpoint):",
+        "",
+        *budget_lines,
+        "",
+        "Learning rates chosen at an end of their grid (the best rate may lie outside it; "
+        "`selection.lr_edges`):",
+        "",
+        *(edge_lines or ["- none"]),
+        f"- and {two_rate} choices between two rates only (each is an end of its grid)",
+    ]
+
+
+def main(profile):
+    """Write REPORT.md and results/summary.json for ``profile``.
+
+    Args:
+        profile: the profile whose cells are read.
+
+    Returns:
+        None.
+    """
+    os.environ["NTKGAP_PROFILE"] = profile  # only this profile's cells (store.results)
+    claims, budget_lines, names = evaluate_all(profile)
+    lines = summary_lines(claims, profile) + [""] + detail_lines(claims) + family_lines()
+    lines += figure_lines() + budget_section(budget_lines, names, profile)
+    atomic_write(config.report_path(), "\n".join(lines) + "\n")
+    public = [{k: v for k, v in c.items() if k != "data"} for c in claims]
+    atomic_write(
+        os.path.join(config.results_dir(), "summary.json"),
+        dumps({"profile": profile, "claims": public}, indent=1),
+    )
+    print(f"REPORT.md: {len(claims)} claims: " + ", ".join(f"{c['id']} {c['verdict']}"
+                                                          for c in claims))  # fmt: skip
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "quick")

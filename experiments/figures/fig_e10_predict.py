@@ -88,6 +88,7 @@ def main():
         handles, labels = ax_k.get_legend_handles_labels()
         uniq = dict(zip(labels, handles))
         fig.legend(uniq.values(), uniq.keys(), fontsize=5, loc="lower center", ncol=3)
+    style.state_verdicts(fig, "e10_predict")
     style.save(fig, "e10_predict")
 
 

@@ -54,4 +54,5 @@ for ax in (ax_a, ax_w):
     ax.set_xticks([3, 4, 5])
     if ax.get_legend_handles_labels()[0]:
         ax.legend()
+style.state_verdicts(fig, NAME)
 style.save(fig, NAME)

@@ -37,4 +37,5 @@ a1.legend()
 a2.legend(ncol=2)
 # room between the panels: the right y-label must clear the left panel's ticks
 fig.tight_layout(w_pad=3.0)
+style.state_verdicts(fig, "e1_spectra")
 style.save(fig, "e1_spectra")

@@ -30,4 +30,5 @@ for ax, t in zip(axes[0], targets):
 if not targets:
     style.no_data(axes[0][0], "e2_control")
 fig.tight_layout(w_pad=2.0)
+style.state_verdicts(fig, "e2_control")
 style.save(fig, "e2_control")

@@ -76,7 +76,7 @@ for i, (side, lab, ck, mk) in enumerate(SERIES):
         med, x = r["median"], analysis.depth_of(t) + (i - 1) * 0.08
         style.nstar_point(a2, x, med, style.COLORS[ck], mk)
     a2.plot([], [], mk, color=style.COLORS[ck], label=lab)
-a2.plot([], [], "^", mfc="none", color="k", label="not reached by n_max (median seed)")
+style.bound_legend(a2)
 a2.set(
     yscale="log",
     xlabel="depth L of the sawtooth",
@@ -86,4 +86,5 @@ a2.set(
 a2.legend(loc="upper left", fontsize=6)
 style.integer_x(a1, a2)
 fig.tight_layout()
+style.state_verdicts(fig, "e3a_sawtooth")
 style.save(fig, "e3a_sawtooth")

@@ -62,7 +62,7 @@ for ax, arch in zip(axes.ravel(), archs):
             style.nstar_point(ax, x, med, style.COLORS[ck], mk)
         ax.plot([], [], mk, color=style.COLORS[ck], label=lab)
     spec = parse_arch(arch).spec
-    ax.plot([], [], "^", mfc="none", color="k", label="not reached by n_max")
+    style.bound_legend(ax)
     ax.set(
         yscale="log",
         xlabel="parity order k (d = 20)",
@@ -124,4 +124,5 @@ if not archs:
 else:
     axes[0][0].legend(fontsize=6)
 fig.tight_layout()
+style.state_verdicts(fig, EXP)
 style.save(fig, "e3b_parity")

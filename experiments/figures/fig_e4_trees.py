@@ -3,8 +3,9 @@ tree NTK (ridgeless, and with its ridge tuned on the nets' validation split)
 and the trained tree network (same architecture), the fc NTK and the trained
 fc network, with eigenlearning theory and the support-cube size; one panel per
 depth-indexed target family (trees per arity and node; random layered
-circuits, for which the tree architecture is misspecified), its kurtosis
-per depth in the title. A last panel sets
+circuits, for which the tree architecture is misspecified), its target
+kurtosis per depth in the title (defined above the figure, beside the
+claims' verdicts); censored n* are arrows from their bound. A last panel sets
 the lazy tree network (centred alpha model, gradient descent) beside the
 tree NTK's regression at the same n, seeds and test points."""
 
@@ -27,6 +28,11 @@ SERIES = (  # (method, arch prefix, ridge, label, colour key, marker)
 )
 COLORS = dict(style.COLORS, tree_ntk="#1e8449", tree_ridge="#7dcea0", lazy="#8e44ad")
 NODES = ("parity", "linear-plus", "tanh", "and", "random")
+KURTOSIS = (
+    "Target kurtosis (panel titles): E(y - Ey)^4 / Var(y)^2 of the target at each depth L "
+    "(1 for +-1 values such as parity, 3 for Gaussian ones; larger: heavier tails, rare large |y| "
+    "weigh more in the MSE; ~: Monte Carlo estimate, else exact on the support cube)"
+)
 eps = analysis.EPS
 
 
@@ -50,7 +56,7 @@ def kurtosis_text(fam_targets):
         m = tables.target_moments(spec)
         if m["kurtosis"] is not None:
             parts.append(f"{L}: {'' if m['exact'] else '~'}{m['kurtosis']:.3g}")
-    return "kurtosis by L " + ", ".join(parts) if parts else ""
+    return "target kurtosis by L " + ", ".join(parts) if parts else ""
 
 
 def title(fam):
@@ -69,18 +75,20 @@ def draw_family(ax, fam, targets):
         ("tree", "tree NTK theory", "tree_ntk"),
     ):
         th = selection.theory_nstar_by_depth(EXP, fam, arch, eps)
-        # censored theory (n* beyond its n_max) is drawn at n_max as a triangle
+        # censored theory (n* beyond its n_max): a bound, an arrow up from n_max
         L = [x for x, v in th.items() if v.get("n_star") is not None or v.get("censored")]
         if not L:
             continue
         n = np.array([th[x]["n_star"] if not th[x]["censored"] else th[x]["n_max"] for x in L])
         valid = np.array([th[x].get("theory_valid", True) for x in L])
         cens = np.array([bool(th[x]["censored"]) for x in L])
-        ax.plot(L, n, "--", color=COLORS[ck], lw=1, label=f"{lab} (hollow: not valid)")
         La = np.array(L)
+        ax.plot(La[~cens], n[~cens], "--", color=COLORS[ck], lw=1,
+                label=f"{lab} (hollow: not valid)")  # fmt: skip
         ax.plot(La[valid & ~cens], n[valid & ~cens], "x", color=COLORS[ck], ms=5)
         ax.plot(La[~valid & ~cens], n[~valid & ~cens], "o", mfc="none", color=COLORS[ck], ms=5)
-        ax.plot(La[cens], n[cens], "^", mfc="none", color=COLORS[ck], ms=5)
+        for x, bound in zip(La[cens], n[cens]):
+            style.bound_arrow(ax, x, bound, "right", COLORS[ck])
         Ls |= set(L)
     for i, (meth, arch, ridge, lab, ck, mk) in enumerate(SERIES):
         recs = selection.nstar_by_depth(
@@ -109,7 +117,7 @@ def draw_family(ax, fam, targets):
         ylabel=f"n*({eps}) (median seed; bars: order-statistic CI)",
         title=f"{title(fam)}\n{kurtosis_text(targets)}",
     )
-    ax.plot([], [], "^", mfc="none", color="k", label="not reached by n_max")
+    style.bound_legend(ax)
 
 
 def draw_lazy(ax):
@@ -170,4 +178,5 @@ for ax in flat[len(fams) + has_lazy :]:
 handles, labels = flat[0].get_legend_handles_labels()
 fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=7, bbox_to_anchor=(0.5, -0.01))
 fig.tight_layout(rect=(0, 0.08, 1, 1))
+style.state_verdicts(fig, EXP, notes=(KURTOSIS,))
 style.save(fig, "e4_trees")

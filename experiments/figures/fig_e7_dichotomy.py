@@ -1,11 +1,12 @@
 """E7: the dichotomy: kernels' n* against Fourier complexity (average Walsh
 degree), trained networks' n* against architectural complexity (number of
 constituents); both kernels and both trained networks of E4, and the zoo's
-fc-NTK theory."""
+fc-NTK theory. Labels never overlap (style.label_points); censored n* are
+arrows from their bound; the dichotomy claims' verdicts stand above."""
 
 import style  # noqa: I001  (first: puts experiments/ on sys.path)
 import analysis
-from matplotlib.ticker import NullFormatter, ScalarFormatter
+from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
 from style import plt
 
 from ntkgap.runs import store
@@ -50,7 +51,10 @@ for (t, _a), r in analysis.theory("zoo").items():
     if t in spec and v:
         n = v["n_star"] if not v["censored"] else v["n_max"]
         deg = spec[t]["complexity"]["average_degree"]
-        a1.plot(deg, n, "^" if v["censored"] else "o", color=colors["theory"], alpha=0.6)
+        if v["censored"]:  # beyond the largest n theory was evaluated at: a bound
+            style.bound_arrow(a1, deg, n, "right", colors["theory"])
+        else:
+            a1.plot(deg, n, "o", color=colors["theory"], alpha=0.6)
         pts1.append((deg, n, short(t)))
 a1.plot([], [], "o", color=colors["theory"], label="fc NTK, eigenlearning (zoo)")
 for method, ax, pts, kinds in (
@@ -68,16 +72,10 @@ for method, ax, pts, kinds in (
         x = degree if method == "ntk_search" else count
         if x is None or med["n_star"] is None:
             continue
-        mark = {"right": "^", "left": "v"}.get(med["censored"], "o")
         lab = f"{arch} {'NTK (KRR)' if method == 'ntk_search' else 'net (trained)'}"
-        ax.plot(
-            x,
-            med["n_star"],
-            mark,
-            color=colors[kinds[arch]],
-            label=None if lab in seen else lab,
-            mfc="none" if med["censored"] else None,
-        )
+        style.nstar_point(ax, x, med, colors[kinds[arch]], "o")
+        if lab not in seen:
+            ax.plot([], [], "o", color=colors[kinds[arch]], label=lab)
         seen.add(lab)
         pts.append((x, med["n_star"], short(t)))
 a1.set(
@@ -95,12 +93,17 @@ a2.set(
 )
 if not pts2:
     style.no_data(a2, "e4_trees networks")
-for axis in (a2.xaxis,):
+for axis in (a2.xaxis, a2.yaxis):  # plain 1-2-5 numbers: 3x10^1-style minor labels crowd
+    axis.set_major_locator(LogLocator(subs=(1.0, 2.0, 5.0)))
     axis.set_major_formatter(ScalarFormatter())
     axis.set_minor_formatter(NullFormatter())
-a1.legend(fontsize=6, loc="upper left")
-a2.legend(fontsize=6, loc="lower right")
-fig.subplots_adjust(wspace=0.3)
+for ax, where in ((a1, "upper left"), (a2, "lower right")):
+    style.bound_legend(ax)
+    ax.legend(fontsize=6, loc=where)
+fig.tight_layout(w_pad=3.0)  # before the labels: they are placed inside the final axes
 style.label_points(a1, pts1)
 style.label_points(a2, pts2)
+style.state_verdicts(
+    fig, "e4_trees", keep=lambda c: c.statistic in ("nstar_kernel_convexity", "nstar_net_power")
+)
 style.save(fig, "e7_dichotomy")

@@ -2,19 +2,24 @@
 each activation's NTK, by theory) as heat maps: sparse parity per b_std,
 the sawtooth and the E4 trees, and the fc modifications; trained side: the
 ratio n*(own NTK) / n*(trained net) against tree depth L, one line per
-claim of the config, its verdict in the legend."""
+claim of the config, its verdict in the legend. In the heat maps a cell not
+reached by theory is hatched, one outside theory's validity carries a small
+dot, one not run is blank (one legend below); the verdicts stand above."""
 
 import math
 import os
 
 import style  # noqa: I001  (first: puts experiments/ on sys.path)
 import numpy as np
+from matplotlib.lines import Line2D
+from matplotlib.patches import Patch, Rectangle
 from style import plt
 
 from ntkgap import specs
 from ntkgap.verdicts import claims, selection
 from ntkgap.runs import config as runs_config, store
 from ntkgap.nets.arch import ACTS
+from ntkgap.kernels.eigenlearning import VALID_FRACTION
 
 EXP = "e8_universality"
 CONFIG = os.path.join(style.ROOT, "experiments", f"{EXP}.toml")
@@ -36,9 +41,27 @@ def theory_cells():
     return out
 
 
+#: how a heat-map cell that is not a plain value is drawn (one legend for all maps)
+NOT_REACHED = dict(hatch="////", fill=False, edgecolor="white", lw=0)
+INVALID = dict(marker="o", ms=2.5, color="white", mec="black", mew=0.3, ls="none")
+
+
 def heat(ax, rows, cols, value, title, col_labels):
-    """A log10 n* heat map; '>' marks n* beyond the largest n of theory, '*'
-    theory outside its validity."""
+    """A log10 n* heat map. A cell whose n* theory did not reach by its
+    largest n is drawn at the top of the scale and hatched; a cell outside
+    the theory's validity carries a small dot; a cell not run is left blank
+    (the axes' grey background).
+
+    Args:
+        ax: the axes.
+        rows, cols: the row and column keys.
+        value: (row, col) -> (n*, censored, valid) or None (not run).
+        title: the axes' title.
+        col_labels: the column tick labels.
+
+    Returns:
+        the image (for a colour bar).
+    """
     m = np.full((len(rows), len(cols)), np.nan)
     invalid = np.zeros(m.shape, bool)
     for i, r in enumerate(rows):
@@ -54,21 +77,30 @@ def heat(ax, rows, cols, value, title, col_labels):
                 m[i, j] = math.log10(n)
     finite = m[np.isfinite(m)]
     top = finite.max() if finite.size else 1.0
-    shown = np.where(np.isinf(m), top, m)
+    shown = np.ma.masked_invalid(np.where(np.isinf(m), top, m))
     im = ax.imshow(shown, aspect="auto", cmap="viridis", vmin=0, vmax=max(top, 1.0))
-    for i in range(len(rows)):
-        for j in range(len(cols)):
-            if np.isinf(m[i, j]):
-                ax.text(j, i, ">", ha="center", va="center", color="w", fontsize=6)
-            elif np.isnan(m[i, j]):
-                ax.text(j, i, "-", ha="center", va="center", color="grey", fontsize=6)
-            elif invalid[i, j]:
-                ax.text(j, i, "*", ha="center", va="center", color="w", fontsize=6)
+    ax.set_facecolor("0.85")
+    for i, j in zip(*np.nonzero(np.isinf(m))):
+        ax.add_patch(Rectangle((j - 0.5, i - 0.5), 1, 1, **NOT_REACHED))
+    iy, ix = np.nonzero(invalid & ~np.isnan(m))
+    ax.plot(ix + 0.3, iy - 0.3, **INVALID)
     ax.set_yticks(range(len(rows)), rows)
     ax.set_xticks(range(len(cols)), col_labels, rotation=60, fontsize=6)
     ax.grid(False)
     ax.set_title(title)
     return im
+
+
+def heat_legend(fig):
+    """What the heat maps' marks mean, once for the figure."""
+    handles = [
+        Patch(facecolor="0.5", label="hatched: n* not reached by theory's largest n", **{
+            k: v for k, v in NOT_REACHED.items() if k != "fill"}),
+        Line2D([], [], label="dot: n* outside eigenlearning's validity (n* > "
+               f"{VALID_FRACTION:.0%} of the distinct inputs)", **INVALID),
+        Patch(facecolor="0.85", label="blank: not run in this profile"),
+    ]  # fmt: skip
+    fig.legend(handles=handles, loc="lower left", ncol=3, fontsize=7, bbox_to_anchor=(0, -0.03))
 
 
 th = theory_cells()
@@ -170,5 +202,7 @@ else:
     style.no_data(ax, EXP + " (trained searches)")
 if not th:
     style.no_data(axes[0, 0], EXP)
-fig.tight_layout()
+fig.tight_layout(rect=(0, 0.03, 1, 1))
+heat_legend(fig)
+style.state_verdicts(fig, EXP)
 style.save(fig, "e8_universality")

@@ -56,11 +56,12 @@ for ax, cid in zip(axes, ("E9-cnn-scaling-L", "E9-cnn-scaling-m")):
         ylabel=f"n*({eps}) (median seed; bars: min-max of 8 seeds)",
         title=f"RHM s=2, n_c=2, {fixed}",
     )
-    ax.plot([], [], "^", mfc="none", color="k", label="not reached by n_max")
+    style.bound_legend(ax)
     style.integer_x(ax)
 if not any_data:
     style.no_data(axes[0], EXP)
 handles, labels = axes[0].get_legend_handles_labels()
 fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=7, bbox_to_anchor=(0.5, -0.02))
 fig.tight_layout(rect=(0, 0.12, 1, 1))
+style.state_verdicts(fig, EXP)
 style.save(fig, EXP)

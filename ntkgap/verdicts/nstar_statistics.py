@@ -463,7 +463,7 @@ def nstar_scaling(p: dict, exp: str) -> Measured:
     detail += (
         f"; {len(resolved)} {key} value(s) resolved; per-seed fit log n* = log c + "
         + (f"{key} log g" if law == "exp" else f"k log {key}")
-        + f"; {fmt}; prefactor CI [{cc['lo']}, {cc['hi']}]; value = median seed's "
+        + f"; {fmt}; prefactor {_ci_words(cc)}; value = median seed's "
         + (f"log(g / {ref:g})" if law == "exp" else f"k - {ref:g}")
         + (f" (no CI: {ci['reason']})" if ci["reason"] else "")
     )
@@ -526,6 +526,18 @@ def _seed_fits(recs, resolved, t, seeds):
                           else (0.0, math.inf))  # fmt: skip
             prefactors.append((0.0, math.inf))
     return slopes, prefactors
+
+
+def _ci_words(ci: dict) -> str:
+    """A ``scaling.median_censored`` CI in words: each end, "open" where
+    censoring left it unbounded, or why there is no CI."""
+    if ci["reason"]:
+        return f"CI not estimable ({ci['reason']})"
+    ends = [
+        f"{ci[k]:.3g}" if ci[k] is not None else "open" if ci[f"{k}_censored"] else "not estimable"
+        for k in ("lo", "hi")
+    ]
+    return f"CI [{ends[0]}, {ends[1]}]"
 
 
 def _fmt_n(side) -> str:
