@@ -375,6 +375,77 @@ class _Dual:
         raise UsageError(f"act={act} is not allowed (allowed: {', '.join(ACTS)})")
 
 
+class _FcLayers:
+    """The fc recursion on (Sigma, q, Theta) with their error bounds: one
+    layer (activation then Dense), the optional layer norm, and the stack
+    (plain, or residual branches of weight B2).
+
+    A state is (c, q, theta, ec, et): Sigma at the pair, Sigma at one input,
+    Theta at the pair, and the error bounds on c and theta (mpmath numbers
+    even in numpy arithmetic).
+    """
+
+    def __init__(self, act, m, arithmetic, slope, digits, quadrature, W2, b2, norm):
+        """Args: as ``fc_kernel_bound``; ``m`` its arithmetic's functions,
+        ``W2``, ``b2`` the squared weight and bias scales."""
+        self.act, self.m, self.arithmetic = act, m, arithmetic
+        self.slope, self.digits, self.quadrature = slope, digits, quadrature
+        self.W2, self.b2, self.norm = W2, b2, norm
+
+    def dense(self, c, q, theta, ec, et):
+        """act -> Dense: Sigma', Theta', q' and the error bounds on the first two."""
+        W2, b2, mp_arith = self.W2, self.b2, self.arithmetic == "mpmath"
+        args = (self.m, self.arithmetic, self.slope, self.digits, self.quadrature)
+        dual = _Dual(self.act, q, *args)
+        e_pp, e_dd, e_qq = dual(c)
+        c_new = W2 * e_pp + b2
+        th_new = c_new + W2 * theta * e_dd
+        ec_new = W2 * (dual.tail_pp + dual.lip_pp * ec)
+        if not mp_arith:
+            th_max = abs(float(np.max(np.abs(theta))))
+        else:
+            # and the rounding of this layer's arithmetic
+            th_max = abs(theta)
+            ulp = mpmath.mpf(10) ** (3 - mpmath.mp.dps)
+            ec_new += ulp * (abs(c_new) + 1)
+        d_dd = dual.tail_dd + (dual.lip_dd * ec if ec else 0)
+        et_new = ec_new + W2 * (et * dual.lip_pp + th_max * d_dd)
+        if mp_arith:
+            et_new += ulp * (abs(th_new) + 1)
+        return c_new, W2 * e_qq + b2, th_new, ec_new, et_new
+
+    def normed(self, c, q, theta, ec, et):
+        """Layer norm (``norm="layer"``): everything divided by q; else unchanged."""
+        if self.norm != "layer":
+            return c, q, theta, ec, et
+        one = 1 if self.arithmetic == "numpy" else mpmath.mpf(1)
+        return c / q, one, theta / q, ec / q, et / q
+
+    def run(self, state, depth, residual, B2):
+        """The whole stack from the input's state to the readout's.
+
+        Args:
+            state: (c, q, theta, ec, et) at the input.
+            depth: hidden layers.
+            residual: whether each hidden layer is a residual branch.
+            B2: the branches' squared weight.
+
+        Returns:
+            the state at the readout.
+        """
+        if not residual:
+            state = self.normed(*state)
+            for i in range(depth):
+                state = self.dense(*state)
+                if i < depth - 1:
+                    state = self.normed(*state)
+            return state
+        for _ in range(depth):
+            branch = self.dense(*self.normed(*state))
+            state = tuple(x + B2 * y for x, y in zip(state, branch))
+        return self.dense(*self.normed(*state))
+
+
 def fc_kernel_bound(
     t,
     *,
@@ -424,50 +495,9 @@ def fc_kernel_bound(
         W2, b2, B2 = W_std**2, b_std**2, branch**2
         t = np.asarray(t, dtype=np.float64)
     c = W2 * t + b2
-    q = W2 * t0 + b2
-    theta = c
-    # error bounds on (c, theta): mpmath numbers even in numpy arithmetic
-    ec = et = mpmath.mpf(0)
-
-    def layer(c, q, theta, ec, et):
-        # act -> Dense; returns Sigma', Theta', q' and their error bounds
-        dual = _Dual(act, q, m, arithmetic, slope, digits, quadrature)
-        e_pp, e_dd, e_qq = dual(c)
-        c_new = W2 * e_pp + b2
-        th_new = c_new + W2 * theta * e_dd
-        ec_new = W2 * (dual.tail_pp + dual.lip_pp * ec)
-        if arithmetic == "numpy":
-            th_max = abs(float(np.max(np.abs(theta))))
-        else:
-            # and the rounding of this layer's arithmetic
-            th_max = abs(theta)
-            ulp = mpmath.mpf(10) ** (3 - mpmath.mp.dps)
-            ec_new += ulp * (abs(c_new) + 1)
-        d_dd = dual.tail_dd + (dual.lip_dd * ec if ec else 0)
-        et_new = ec_new + W2 * (et * dual.lip_pp + th_max * d_dd)
-        if arithmetic == "mpmath":
-            et_new += ulp * (abs(th_new) + 1)
-        return c_new, th_new, W2 * e_qq + b2, ec_new, et_new
-
-    def normed(c, q, theta, ec, et):
-        if norm != "layer":
-            return c, q, theta, ec, et
-        return c / q, 1 if arithmetic == "numpy" else mpmath.mpf(1), theta / q, ec / q, et / q
-
-    if not residual:
-        c, q, theta, ec, et = normed(c, q, theta, ec, et)
-        for i in range(depth):
-            c, theta, q, ec, et = layer(c, q, theta, ec, et)
-            if i < depth - 1:
-                c, q, theta, ec, et = normed(c, q, theta, ec, et)
-    else:
-        for _ in range(depth):
-            cb, qb, thb, ecb, etb = normed(c, q, theta, ec, et)
-            cb, thb, qb, ecb, etb = layer(cb, qb, thb, ecb, etb)
-            c, theta, q = c + B2 * cb, theta + B2 * thb, q + B2 * qb
-            ec, et = ec + B2 * ecb, et + B2 * etb
-        c, q, theta, ec, et = normed(c, q, theta, ec, et)
-        c, theta, q, ec, et = layer(c, q, theta, ec, et)
+    state = (c, W2 * t0 + b2, c, mpmath.mpf(0), mpmath.mpf(0))
+    layers = _FcLayers(act, m, arithmetic, slope, digits, quadrature, W2, b2, norm)
+    c, _, theta, ec, et = layers.run(state, depth, residual, B2)
     if kind == "ntk":
         return theta, et
     return c, ec
