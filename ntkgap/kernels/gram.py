@@ -116,10 +116,30 @@ def gram(
     x1 = np.asarray(x1, dtype=np.float64)
     sym = x2 is None
     x2 = x1 if sym else np.asarray(x2, dtype=np.float64)
-    n1, n2 = len(x1), len(x2)
+    if hypercube_lookup:
+        table = _table_gram(arch, x1, x2, sym, kind)
+        if table is not None:
+            return table
+    return _blocked_gram(arch, x1, x2, sym, kind, block)
+
+
+def _table_gram(arch, x1, x2, sym, kind):
+    """The Gram by table look-up (module docstring) when the inputs are +-1
+    and the arch has a table: fc, a tree of at most TREE_LOOKUP_MAX_LEAVES
+    leaves, or a larger tree ``tree_gram`` supports; else None.
+
+    Args:
+        arch: a parsed architecture.
+        x1: float64 network inputs, n1 rows.
+        x2: float64 network inputs, n2 rows (x1 itself when ``sym``).
+        sym: whether the Gram is K(x1, x1).
+        kind: the kernel kind, one of KINDS.
+
+    Returns:
+        float64 array of shape (n1, n2), or None.
+    """
     if (
-        hypercube_lookup
-        and arch.name == "fc"
+        arch.name == "fc"
         and x1.shape[1:] == x2.shape[1:]
         and x1.shape[-1] < 2**24
         and _pm1(x1)
@@ -127,8 +147,7 @@ def gram(
     ):
         return _lookup_gram(arch, x1, x2, kind)
     if (
-        hypercube_lookup
-        and arch.name == "tree"
+        arch.name == "tree"
         and arch.leaves <= TREE_LOOKUP_MAX_LEAVES
         and x1.shape[1:] == x2.shape[1:] == (arch.leaves, 1)
         and _pm1(x1[..., 0])
@@ -136,14 +155,32 @@ def gram(
     ):
         return _tree_lookup_gram(arch, x1, x2, kind)
     if (
-        hypercube_lookup
-        and arch.name == "tree"
+        arch.name == "tree"
         and x1.shape[1:] == x2.shape[1:] == (arch.leaves, 1)
         and tree_gram.supported(arch)
         and _pm1(x1[..., 0])
         and (sym or _pm1(x2[..., 0]))
     ):
         return tree_gram.gram(arch, x1, None if sym else x2, kind=kind)
+    return None
+
+
+def _blocked_gram(arch, x1, x2, sym, kind, block):
+    """The Gram from kernel_fn in padded blocks (one compiled shape).
+
+    Args:
+        arch: a parsed architecture.
+        x1: float64 network inputs, n1 rows.
+        x2: float64 network inputs, n2 rows (x1 itself when ``sym``).
+        sym: whether the Gram is K(x1, x1): blocks below the diagonal are
+            mirrored, not computed.
+        kind: the kernel kind, one of KINDS.
+        block: rows and columns per kernel_fn call, as for ``gram``.
+
+    Returns:
+        float64 array of shape (n1, n2).
+    """
+    n1, n2 = len(x1), len(x2)
     per_entry = 8 * (1 + (2 if arch.name == "tree" else 0))
     memory.check(
         8.0 * n1 * n2 + 6.0 * per_entry * min(block, n1) * min(block, n2),
