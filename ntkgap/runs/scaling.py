@@ -219,6 +219,31 @@ def order_statistic_ci(m: int, level: float = 0.95):
     return best
 
 
+def _median_status(med_lo: float, med_hi: float) -> str:
+    """How the median is known from its lowest and highest possible values.
+
+    Args:
+        med_lo: the median of the seeds' lowest values (0: left-censored).
+        med_hi: the median of their highest values (inf: right-censored).
+
+    Returns:
+        'resolved' (equal and finite), 'left' (only an upper bound),
+        'right' (only a lower bound), 'interval' (both bounds) or
+        'undetermined' (no bound, or a NaN middle pair).
+    """
+    if np.isnan(med_lo) or np.isnan(med_hi):
+        return "undetermined"
+    if med_lo == med_hi and math.isfinite(med_lo):
+        return "resolved"
+    if med_lo == 0 and math.isfinite(med_hi):
+        return "left"
+    if med_hi == math.inf and med_lo > 0:
+        return "right"
+    if med_lo == 0:
+        return "undetermined"
+    return "interval"
+
+
 def median_censored(items, *, level: float = 0.95, min_seeds: int = MIN_SEEDS_FOR_CI) -> dict:
     """Median over seeds of a possibly censored quantity, with an
     order-statistic CI.
@@ -257,18 +282,7 @@ def median_censored(items, *, level: float = 0.95, min_seeds: int = MIN_SEEDS_FO
     lows = np.sort([a for a, _ in iv])
     highs = np.sort([b for _, b in iv])
     med_lo, med_hi = _middle(lows), _middle(highs)
-    if np.isnan(med_lo) or np.isnan(med_hi):
-        status = "undetermined"
-    elif med_lo == med_hi and math.isfinite(med_lo):
-        status = "resolved"
-    elif med_lo == 0 and math.isfinite(med_hi):
-        status = "left"
-    elif med_hi == math.inf and med_lo > 0:
-        status = "right"
-    elif med_lo == 0:
-        status = "undetermined"
-    else:
-        status = "interval"
+    status = _median_status(med_lo, med_hi)
     out = {
         "value": med_lo if status == "resolved" else None,
         "status": status,
