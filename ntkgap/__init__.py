@@ -355,7 +355,7 @@ def training_warnings(r: dict) -> list[str]:
 def compare(
     family, depths, out: str | None, *, profile: str = "quick", jobs: int = 1,
     results: str | None = None, eps: float | None = None, seeds: int | None = None,
-    n_max=None, dry_run: bool = False, force: bool = False,
+    n_max=None, dry_run: bool = False, force: bool = False, predict: bool = False,
 ) -> dict:  # fmt: skip
     """Run the E4 design (four predictors' n*(eps) against depth L) on a
     target family and write ``out/report.md``, ``out/compare.png``,
@@ -376,10 +376,12 @@ def compare(
         dry_run: return the cells, theory n* and cost; run and write nothing.
         force: run a design that cannot reach a verdict (too few depths, a
             member without a depth-aware arch, every cap below theory n*).
+        predict: predict each member's n* before the searches (as
+            :func:`predict`), seal the predictions and score them after.
 
     Returns:
         ``{"out", "files", "run", "claims", ...}`` with the claims Q1/Q2 in
-        the summary.json claim format.
+        the summary.json claim format (and ``predictions`` with ``predict``).
     """
     from ntkgap.verdicts import comparison
 
@@ -395,6 +397,7 @@ def compare(
         n_max=n_max,
         dry_run=dry_run,
         force=force,
+        predict=predict,
     )
 
 

@@ -483,17 +483,36 @@ def _predict_args(p):
       _predict_args)  # fmt: skip
 def _predict(args):
     out = ntkgap.predict(args.target, args.arch, args.eps, seal=not args.no_seal)
-    lo, hi = out["net_interval"]
-    law = out["law"]
-    text = "\n".join([
-        f"kernel n*({args.eps}): {out['kernel_n_star']:.4g}"
-        + ("" if out["kernel_theory_valid"] else " (theory not valid)"),
-        f"net n*({args.eps}): {out['net_n_star']:.4g}, 95% prediction interval [{lo:.4g}, {hi:.4g}]"
-        f" (law {law['form']}, fitted on {len(law['families'])} other families)",
-        f"winner: {out['winner']} (ratio {out['ratio']:.3g})"
-        + (f"; sealed in {out['sealed']}" if out.get("sealed") else ""),
-    ])  # fmt: skip
-    emit(args, out, text)
+    emit(args, out, "\n".join(_predict_text(out)))
+
+
+def _predict_text(out):
+    """The lines of ``predict``'s text output."""
+    eps, law, (lo, hi) = out["eps"], out["law"], out["net_interval"]
+    if out["kernel_n_star"] is None:
+        kernel = f"kernel n*({eps:g}): no exact spectrum ({out['kernel_reason']})"
+    else:
+        bound = "> " if out["kernel_censored"] else ""
+        valid = "" if out["kernel_theory_valid"] else " (theory not valid here)"
+        kernel = f"kernel n*({eps:g}): {bound}{out['kernel_n_star']:.4g}{valid}"
+    lines = [
+        kernel,
+        f"net n*({eps:g}): {out['net_n_star']:.4g}, 95% prediction interval "
+        f"[{lo:.4g}, {hi:.4g}] (law {law['form']}, c = {law['c']:.3g}, p = {law['p']:.3g}, "
+        f"C = {out['C']}, fitted on {len(law['families'])} other families)",
+    ]
+    if out["winner"] is None:
+        lines.append("winner: not predicted (no kernel n*)")
+    else:
+        rlo, rhi = out["ratio_interval"]
+        decided = "" if out["winner_decided"] else ", undecided: the interval holds 1"
+        lines.append(
+            f"winner: {out['winner']} (kernel/net ratio {out['ratio']:.3g}, "
+            f"interval [{rlo:.3g}, {rhi:.3g}]{decided})"
+        )
+    if out.get("sealed"):
+        lines.append(f"sealed in {out['sealed']}")
+    return lines
 
 
 def build_parser() -> argparse.ArgumentParser:

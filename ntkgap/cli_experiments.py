@@ -153,6 +153,11 @@ def _compare_args(p):
         "--n-max", default=None, metavar="N|kernel=N,net=M", help="search cap of both sides"
     )
     p.add_argument("--dry-run", action="store_true", help="print cells, theory n*, cost; run none")
+    p.add_argument(
+        "--predict",
+        action="store_true",
+        help="predict each pair's n* before the searches (ntkgap predict), seal and score it",
+    )
     p.add_argument("--force", action="store_true", help="run a design that cannot reach a verdict")
     p.add_argument("--jobs", type=int_at_least(1), default=1, help="local worker processes [1]")
     p.add_argument(
@@ -181,23 +186,28 @@ def _n_max_option(text):
     _compare_args,
 )
 def _compare(args):
+    from ntkgap.verdicts import comparison  # loads with ntkgap.compare; the CLI starts light
+
     if args.out is None and not args.dry_run:
         raise UsageError("--out is required (except with --dry-run)")
     fam = args.family[0] if len(args.family) == 1 else args.family
     r = ntkgap.compare(
         fam, args.depths, args.out, profile=args.profile, jobs=args.jobs, results=args.results,
         eps=args.eps, seeds=args.seeds, n_max=_n_max_option(args.n_max), dry_run=args.dry_run,
-        force=args.force,
+        force=args.force, predict=args.predict,
     )  # fmt: skip
     if args.dry_run:
         return emit(args, r, "\n".join(_dry_run_text(r)))
     text = [f"wrote {', '.join(r['files'])}"] + [
         f"  {c['id']}: {c['verdict']}" for c in r["claims"]
     ]
+    text += [f"  predicted: {comparison.prediction_text(i)}" for i in r.get("predictions", [])]
     emit(args, r, "\n".join(text))
 
 
 def _dry_run_text(r):
+    from ntkgap.verdicts import comparison  # loads with ntkgap.compare; the CLI starts light
+
     b = r["budget"]
     lines = [f"dry run, profile {r['profile']}, eps {b['eps']:g}: {len(r['cells'])} cells"]
     for c in r["cells"]:
@@ -208,4 +218,5 @@ def _dry_run_text(r):
         lines.append(f"theory n*: {lab}: {vals}")
     lines.append(f"estimated cost: {r['cost']:.3g} ({r['cost_unit']})")
     lines += [f"would refuse: {x}" for x in r["refusals"]]
+    lines += [f"predicted: {comparison.prediction_text(i)}" for i in r.get("predictions", [])]
     return lines

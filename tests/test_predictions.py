@@ -1,6 +1,9 @@
-"""Predictions (E10): the planted law recovered, leave-one-out blind to the
-held-out group, refusal, sealed files and censored scoring, on planted
-stores written with the store's own save."""
+"""Predictions (E10): the planted law recovered (from points, from search
+brackets, per error level), leave-one-out blind to the held-out group (a
+spy on the fitter, and poisoned stored values that leave the held-out
+predictions unchanged), refusal, sealed files, censored scoring and the
+kernel side absent where no exact spectrum exists, on planted stores written
+with the store's own save."""
 
 import math
 
@@ -22,10 +25,14 @@ def _target(node, L):
 
 
 def _per_seed(value, status="resolved"):
-    """Eight seeds whose median is ``value`` (resolved) or all censored."""
+    """Eight seeds whose median is ``value`` (resolved), all censored, or
+    (``bracket``) each resolved to the final bracket [value / 1.1, value * 1.1]."""
     if status == "resolved":
         vals = [value * f for f in (0.8, 0.9, 0.95, 1.0, 1.0, 1.05, 1.1, 1.2)]
         return [{"seed": s, "status": "resolved", "n_star": v} for s, v in enumerate(vals)]
+    if status == "bracket":
+        iv = {"lo": value / 1.1, "hi": value * 1.1}
+        return [{"seed": s, "status": "resolved", "n_star": iv["hi"], **iv} for s in range(8)]
     return [{"seed": s, "status": status, "bound": value, "n_star": None} for s in range(8)]
 
 
@@ -42,16 +49,16 @@ def _cell(method, node, L, eps=0.1):
     }
 
 
-def _plant(root, c=5.0, p=0.8, nodes=NODES, kernel=None):
+def _plant(root, c=5.0, p=0.8, nodes=NODES, kernel=None, eps=0.1, status="resolved"):
     """Net n* = c C^p per (node, L) in experiment e4_trees; kernel n* planted."""
     (root / "e4_trees").mkdir(exist_ok=True)
     for node in nodes:
         for L in DEPTHS:
-            net = {"per_seed": _per_seed(c * C_OF[L] ** p)}
-            store.save("e4_trees", _cell("net_search", node, L), net, str(root))
+            net = {"per_seed": _per_seed(c * C_OF[L] ** p, status)}
+            store.save("e4_trees", _cell("net_search", node, L, eps), net, str(root))
             if kernel:
                 rec = {"per_seed": _per_seed(kernel(L))}
-                store.save("e4_trees", _cell("ntk_search", node, L), rec, str(root))
+                store.save("e4_trees", _cell("ntk_search", node, L, eps), rec, str(root))
 
 
 @pytest.fixture
@@ -67,7 +74,7 @@ def _fake_kernel(target, arch, eps):
 
 
 def _pt(C, y, group="g"):
-    return P.Point(group, group, "e", "t", "a", C, y, None, ("k",))
+    return P.Point(group, group, "e", "t", "a", C, y, None, ("k",), 0.1)
 
 
 @pytest.mark.parametrize("c,p", [(5.0, 0.8), (0.3, 2.0), (40.0, 1.3)])
@@ -128,7 +135,7 @@ def test_leave_one_out_never_sees_held_out_group(root):
         seen.append({pt.group for pt in pts})
         return P.fit_law(pts)
 
-    rows = P.leave_one_out(points, 0.1, _fake_kernel, fit=spy)
+    rows = P.leave_one_out(points, _fake_kernel, fit=spy)
     groups = sorted({pt.group for pt in points})
     assert len(seen) == len(groups)
     for held, fitted in zip(groups, seen):
@@ -178,3 +185,96 @@ def test_score_censored_as_interval(root, status, value, near, consistent):
     s = P.score(path, {"per_seed": _per_seed(value, status)})
     assert s["error_log10"][0] == pytest.approx(near, abs=1e-9)
     assert s["consistent"] is consistent
+
+
+def test_fit_reads_search_brackets_at_their_midpoint(root):
+    # every seed resolved to a final bracket [v / 1.1, v * 1.1] around the
+    # planted v = c C^p: the law is recovered exactly, no bracket is a bound
+    _plant(root, c=3.0, p=1.2, status="bracket")
+    law = P.fit_law(P.collect(("e4_trees",), 0.1))
+    assert law["p"] == pytest.approx(1.2, abs=1e-9)
+    assert law["c"] == pytest.approx(3.0, rel=1e-9)
+    assert law["bounds"] == 0 and law["m"] == len(NODES) * len(DEPTHS)
+
+
+def _rows_by_target(rows):
+    return {(r["target"], r["eps"]): r for r in rows}
+
+
+def test_leave_one_out_poisoned_held_out_values_leave_its_predictions_unchanged(root):
+    # noisy planted law (per-node factors), so every group's fit is its own
+    factors = {"parity": 1.0, "tanh": 1.6, "random": 0.7}
+    for node, f in factors.items():
+        _plant(root, c=5.0 * f, p=0.8, nodes=(node,), kernel=lambda L: 10.0 * 4.0**L)
+    before = _rows_by_target(P.leave_one_out(P.collect(("e4_trees",), 0.1), _fake_kernel))
+    for L in DEPTHS:  # poison the tanh group's stored net n*: 1000 x, one censored
+        status = "right" if L == 4 else "resolved"
+        rec = {"per_seed": _per_seed(5000.0 * C_OF[L] ** 2.5, status)}
+        store.save("e4_trees", _cell("net_search", "tanh", L), rec, str(root))
+    after = _rows_by_target(P.leave_one_out(P.collect(("e4_trees",), 0.1), _fake_kernel))
+    assert before.keys() == after.keys() and len(after) == len(NODES) * len(DEPTHS)
+    for key, r in after.items():
+        held_tanh = "node=tanh" in key[0]
+        assert (r["net"] != before[key]["net"]) is held_tanh  # the poison is stored
+        same = r["net_pred"] == before[key]["net_pred"]
+        assert same is held_tanh  # unchanged where held out, moved where fitted on
+        if held_tanh:
+            assert r["net_interval"] == before[key]["net_interval"]
+
+
+def test_predict_never_fits_on_the_targets_own_family(root):
+    _plant(root, c=5.0, p=0.8, kernel=lambda L: 10.0 * 4.0**L)
+    target, arch = _target("tanh", 3), "tree:arity=2,L=3"
+    first = P.predict(target, arch, kernel_fn=_fake_kernel)
+    for L in DEPTHS:
+        rec = {"per_seed": _per_seed(1e4 * C_OF[L] ** 3)}
+        store.save("e4_trees", _cell("net_search", "tanh", L), rec, str(root))
+    again = P.predict(target, arch, kernel_fn=_fake_kernel)
+    assert again["net_n_star"] == first["net_n_star"]
+    assert again["net_interval"] == first["net_interval"]
+    other = P.predict(_target("parity", 3), arch, kernel_fn=_fake_kernel)
+    assert other["net_n_star"] != pytest.approx(5.0 * 7**0.8, rel=1e-3)  # tanh's poison fitted
+
+
+def test_leave_one_out_fits_each_error_level_on_its_own(root):
+    # eps 0.1 follows 5 C^0.8, eps 0.3 follows 2 C^1.5: each row is its own law's value
+    _plant(root, c=5.0, p=0.8, eps=0.1)
+    _plant(root, c=2.0, p=1.5, eps=0.3)
+    points = P.collect(("e4_trees",), [0.1, 0.3])
+    assert sorted({pt.eps for pt in points}) == [0.1, 0.3]
+    rows = P.leave_one_out(points, _fake_kernel)
+    assert len(rows) == 2 * len(NODES) * len(DEPTHS)
+    law = {0.1: (5.0, 0.8), 0.3: (2.0, 1.5)}
+    for r in rows:
+        c, p = law[r["eps"]]
+        assert r["net_pred"] == pytest.approx(c * r["C"] ** p, rel=1e-8)
+    at3 = P.predict(_target("and", 3), "tree:arity=2,L=3", 0.3, seal=False, kernel_fn=_fake_kernel)
+    assert at3["net_n_star"] == pytest.approx(2.0 * 7**1.5, rel=1e-8)
+
+
+@pytest.mark.parametrize(
+    "target,arch",
+    [
+        ("rhm:v=3,n_c=2,m=3,s=2,L=3,seed=0", "tree:share=1,arity=2,L=3"),  # too many strings
+        ("tree:d=40,L=5,arity=2,node=tanh", "fc:depth=2"),  # 32 support bits
+    ],
+)
+def test_kernel_side_absent_without_an_exact_spectrum(root, target, arch):
+    _plant(root)
+    out = P.predict(target, arch, seal=False)
+    assert out["kernel_n_star"] is None and out["kernel_theory_valid"] is False
+    assert out["kernel_reason"] and out["winner"] is None and out["ratio"] is None
+    assert out["net_n_star"] > 0  # the net side stands on its own
+
+
+def test_winner_claim_scores_only_points_with_a_kernel_prediction(monkeypatch):
+    rows = [
+        {"winner_measured": "net", "winner_pred": "net"},
+        {"winner_measured": "net", "winner_pred": "kernel"},
+        {"winner_measured": "kernel", "winner_pred": None},  # no exact kernel spectrum
+        {"winner_measured": None, "winner_pred": "net"},  # measured medians undecided
+    ]
+    monkeypatch.setattr(P, "_rows", lambda params: rows)
+    m = P.e10_winner({"rule": {"kind": "above", "threshold": 0.8}}, "e10_predict")
+    assert m.value == 0.5 and m.seeds == 2
+    assert "1 decided point(s) without kernel theory" in m.detail

@@ -1,26 +1,36 @@
-"""E10: predicted vs measured n*(0.1), log-log, one marker per family
-(target family with architecture variant). Left: the own-architecture
-kernel, eigenlearning theory (filled where valid, hollow where not).
-Right: the trained net, the law n* = c C^p; filled: held out (the law fitted
-without that family), hollow: the same points under the law fitted on all
-families (in sample); bars: the held-out 95% prediction interval. A censored
-measurement is drawn at its bound with a triangle pointing the open way."""
+"""E10: predicted vs measured n*(eps), log-log, one marker per family
+(target family with architecture variant), each point at its own eps (the
+config's levels). Left: the own-architecture kernel, eigenlearning theory
+(filled where valid, hollow where not; absent where no exact spectrum
+exists). Right: the trained net, the law n* = c C^p; filled: held out (the
+law fitted without that family), hollow: the same points under the law
+fitted on all families at their eps (in sample); bars: the held-out 95%
+prediction interval. A censored measurement is drawn at its bound with a
+triangle pointing the open way, a resolved one at its final bracket's
+log-scale midpoint."""
 
 import style  # noqa: I001  (first: puts experiments/ on sys.path)
 import math
+import os
 
 from style import plt
 
 from ntkgap.errors import UsageError
+from ntkgap.runs import config as runs_config
 from ntkgap.verdicts import predictions
 
-EPS = 0.1
+CONFIG = os.path.join(style.ROOT, "experiments", "e10_predict.toml")
+#: the levels and sources the claims read (every E10 claim has the same)
+PARAMS = runs_config.load_config(CONFIG)["claim"][0]["params"]
 
 
 def _x(iv):
-    """The measured median: its point, or its finite end when censored."""
+    """The measured median: its bracket's log midpoint, or its finite end
+    when censored."""
     lo, hi = iv
-    return math.exp(lo if math.isfinite(lo) else hi) if hi != lo else math.exp(lo)
+    if math.isfinite(lo) and math.isfinite(hi):
+        return math.exp((lo + hi) / 2.0)
+    return math.exp(lo if math.isfinite(lo) else hi)
 
 
 def _marker(iv, default):
@@ -32,11 +42,14 @@ def draw(ax_k, ax_n, rows, points):
     """Both panels from the leave-one-out rows (and the in-sample law)."""
     groups = sorted({r["group"] for r in rows})
     styles = dict(zip(groups, style.distinct_styles(len(groups))))
-    try:
-        law_all = predictions.fit_law(points)
-    except UsageError:
-        law_all = None
+    laws = {}
+    for level in {r["eps"] for r in rows}:
+        try:
+            laws[level] = predictions.fit_law([pt for pt in points if pt.eps == level])
+        except UsageError:
+            laws[level] = None
     for r in rows:
+        law_all = laws[r["eps"]]
         color, mk, _ = styles[r["group"]]
         x = _x(r["net"])
         lo, hi = r["net_interval"]
@@ -48,11 +61,11 @@ def draw(ax_k, ax_n, rows, points):
             alpha=0.4,
             lw=0.8,
         )
-        ax_n.plot(x, r["net_pred"], _marker(r["net"], mk), color=color, ms=5)
+        ax_n.plot(x, r["net_pred"], _marker(r["net"], mk), color=color, ms=5, label=r["group"])
         if law_all is not None:
             y = predictions.law_predict(law_all, r["C"])["n_star"]
             ax_n.plot(x, y, mk, mfc="none", color=color, ms=5)
-        if r["kernel"] is not None:
+        if r["kernel"] is not None and r["kernel_pred"] is not None:
             face = color if r["kernel_valid"] else "none"
             ax_k.plot(
                 _x(r["kernel"]),
@@ -61,7 +74,6 @@ def draw(ax_k, ax_n, rows, points):
                 color=color,
                 mfc=face,
                 ms=5,
-                label=r["group"],
             )
     for ax, what in ((ax_k, "kernel (theory)"), (ax_n, "trained net (law, held out)")):
         ax.set_xscale("log")
@@ -72,21 +84,22 @@ def draw(ax_k, ax_n, rows, points):
         for f in (2, 3):
             ax.plot(span, [s * f for s in span], "k:", lw=0.4)
             ax.plot(span, [s / f for s in span], "k:", lw=0.4)
-        ax.set_xlabel("measured n*(0.1)")
-        ax.set_ylabel(f"predicted n*(0.1): {what}")
+        ax.set_xlabel("measured n*(eps)")
+        ax.set_ylabel(f"predicted n*(eps): {what}")
 
 
 def main():
     fig, (ax_k, ax_n) = plt.subplots(1, 2, figsize=(9, 4.2))
-    points = predictions.collect(predictions.SOURCES, EPS)
-    rows = predictions.leave_one_out(points, EPS) if points else []
+    points = predictions.collect(PARAMS["sources"], PARAMS["eps"])
+    rows = predictions.leave_one_out(points) if points else []
     if not rows:
         style.no_data(ax_k, "E4/E8/E9 searches")
         style.no_data(ax_n, "E4/E8/E9 searches")
     else:
         draw(ax_k, ax_n, rows, points)
-        handles, labels = ax_k.get_legend_handles_labels()
+        handles, labels = ax_n.get_legend_handles_labels()
         uniq = dict(zip(labels, handles))
+        fig.subplots_adjust(bottom=0.15 + 0.03 * math.ceil(len(uniq) / 3), wspace=0.3)
         fig.legend(uniq.values(), uniq.keys(), fontsize=5, loc="lower center", ncol=3)
     style.state_verdicts(fig, "e10_predict")
     style.save(fig, "e10_predict")

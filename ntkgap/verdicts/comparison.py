@@ -14,6 +14,14 @@ with the results in ``OUT/results`` (resumable: a rerun reuses every stored
 cell) and writes ``OUT/report.md``, ``OUT/compare.png``, ``OUT/compare.pdf``
 and ``OUT/results.json``.
 
+With ``predict`` every (member, architecture) pair is predicted before any
+search runs (``predictions.prediction``: eigenlearning theory for the own
+NTK, the law n* = c C^p fitted on the stored E4/E8/E9 searches of other
+families for the trained net), sealed in ``RESULTS/predictions/`` (a rerun
+scores what the first run sealed) and scored against the searches after
+them; report, figure and results.json show the predictions beside the
+measurements.
+
 The stored cells name their targets by spec; the depth of each is the L
 this module gave it (a DAG file or a family with ``{L}`` in another key has
 no ``L`` key to read back), so claims and figure read depths through
@@ -24,6 +32,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import math
 import os
 import textwrap
 import time
@@ -33,10 +42,10 @@ from ntkgap._infra.files import atomic_write, check_writable, dumps, ensure_fold
 from ntkgap.errors import UsageError
 from ntkgap.nets.arch import parse_arch
 from ntkgap.runs import config as runs_config
-from ntkgap.runs import executors
+from ntkgap.runs import executors, store
 from ntkgap.specs import parse_int_list
 from ntkgap.targets import parse_spec, parse_target, with_depth
-from ntkgap.verdicts import claims, selection
+from ntkgap.verdicts import claims, predictions, selection
 
 NAME = "compare"
 FC = "fc:depth=2"
@@ -332,17 +341,19 @@ def _series(eps: float = EPS):
     return out
 
 
-def plot(series: dict, path_stem: str, title: str = "", eps: float = EPS) -> None:
+def plot(series: dict, path_stem: str, title: str = "", eps: float = EPS, predicted=None) -> None:
     """n*(eps) vs depth L for the four predictors (median seed, 95% CI;
     censored: an arrow from the cap, up for not reached by n_max, down for
-    reached at the smallest n), with eigenlearning theory as dashed lines;
-    written as ``path_stem.png`` and ``path_stem.pdf``.
+    reached at the smallest n), with eigenlearning theory as dashed lines
+    and, with ``predicted``, the sealed predictions beside them; written as
+    ``path_stem.png`` and ``path_stem.pdf``.
 
     Args:
         series: ``{label: {L: record}}`` as :func:`_series` returns.
         path_stem: the output path without suffix.
         title: the axes' title (the verdicts are appended by the caller).
         eps: the relative test MSE n* is read at.
+        predicted: :func:`seal_members`'s (or :func:`score_members`'s) list.
 
     Returns:
         None.
@@ -374,6 +385,8 @@ def plot(series: dict, path_stem: str, title: str = "", eps: float = EPS) -> Non
         if th:
             ax.plot(list(th), [v["n_star"] for v in th.values()], "--", color=color, lw=1,
                     label=label)  # fmt: skip
+    if predicted:
+        _draw_predictions(ax, predicted)
     ax.plot([], [], "_", color="k", ms=9, label="cap; arrow: n* beyond it (censored)")
     ax.set(yscale="log", xlabel="depth L", ylabel=f"n*({eps:g}) (median seed, 95% CI)")
     ax.set_title(textwrap.fill(title, 70), fontsize=8)
@@ -385,7 +398,63 @@ def plot(series: dict, path_stem: str, title: str = "", eps: float = EPS) -> Non
     plt.close(fig)
 
 
-def _report(cfg, claims_out, run, series) -> str:
+def _draw_predictions(ax, predicted) -> None:
+    """Hollow markers right of each measurement: the sealed kernel n*
+    (theory) and net n* (law, with its 95% prediction interval)."""
+    for i, (meth, arch, _label, color, mk) in enumerate(SERIES):
+        dx = (i - 1.5) * 0.06 + 0.03
+        for item in predicted:
+            p = item["prediction"]
+            if not p["arch"].startswith(arch):
+                continue
+            n = p["net_n_star"] if meth == "net_search" else p["kernel_n_star"]
+            if n is None:  # no exact kernel spectrum: nothing was predicted
+                continue
+            lo, hi = p["net_interval"] if meth == "net_search" else (n, n)
+            ax.errorbar(item["L"] + dx, n, yerr=[[n - lo], [hi - n]], fmt=mk, mfc="none",
+                        color=color, capsize=2, elinewidth=0.7, alpha=0.8)  # fmt: skip
+    label = "sealed prediction (hollow): net by the law, 95% PI; kernel by theory"
+    ax.plot([], [], "o", mfc="none", color="k", label=label)
+
+
+def _n_text(lo: float, hi: float) -> str:
+    """A measured n* interval in words: a value, a bracket or a bound."""
+    if hi == math.inf:
+        return f"> {lo:.3g}"
+    if lo == 0.0:
+        return f"<= {hi:.3g}"
+    return f"{lo:.3g}" if lo == hi else f"[{lo:.3g}, {hi:.3g}]"
+
+
+def prediction_text(item: dict) -> str:
+    """One prediction in one line, with its score where it has one (the
+    verb and the report print it).
+
+    Args:
+        item: an item of :func:`score_members`'s (or, dry run,
+            :func:`predict_members`'s) list.
+
+    Returns:
+        str.
+    """
+    p, sc = item["prediction"], item.get("score")
+    lo, hi = p["net_interval"]
+    k = "absent (no exact spectrum)" if p["kernel_n_star"] is None else f"{p['kernel_n_star']:.3g}"
+    text = (f"L={item['L']} {p['arch']}: net predicted {p['net_n_star']:.3g} [{lo:.3g}, {hi:.3g}]"
+            f", kernel predicted {k}, winner predicted {p['winner'] or '-'}")  # fmt: skip
+    if "score" not in item:  # a dry run: nothing measured yet
+        return text
+    if sc is None:
+        return text + "; not measured"
+    text += (f"; net measured {_n_text(*sc['measured'])} "
+             f"({'covered' if sc['covered'] else 'not covered'} by the interval)")  # fmt: skip
+    if "kernel_measured" in sc:
+        text += f", kernel measured {_n_text(*sc['kernel_measured'])}"
+        text += f", winner measured {sc['winner_measured'] or 'undecided'}"
+    return text
+
+
+def _report(cfg, claims_out, run, series, scored=None) -> str:
     lines = [f"# {cfg['title']}", "", f"Run: {run['cells']} cells ({run['computed']} computed, "
              f"{run['reused']} reused), profile {run['profile']}.", "",
              "| claim | verdict | value | 95% CI | seeds |", "|---|---|---|---|---|"]  # fmt: skip
@@ -413,6 +482,13 @@ def _report(cfg, claims_out, run, series) -> str:
             else:
                 cells.append(f"{r['n_star']:.0f}")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    if scored:
+        law = scored[0]["prediction"]["law"]
+        lines += ["", "## Predictions, sealed before the searches", "",
+                  f"Law {law['form']} fitted on the stored searches of: "
+                  + "; ".join(law["families"]) + " (each pair's own family left out). "
+                  "Sealed files: results/predictions/.", ""]  # fmt: skip
+        lines += [f"- {prediction_text(item)}" for item in scored]
     lines += ["", "Figure: compare.png / compare.pdf. Config: compare.toml. Cells: results/."]
     return "\n".join(lines) + "\n"
 
@@ -445,6 +521,75 @@ def theory_nstar(cfg: dict) -> dict:
             continue  # absent: theory does not apply there
         r = theory.nstar(sp, cfg["_budget"]["eps"], a, t.domain)
         out.setdefault(label, {})[cfg["_depths"][g["target"]]] = r["n_star"]
+    return out
+
+
+def predict_members(cfg: dict) -> list[dict]:
+    """Every (member, architecture) pair's prediction, before any search:
+    the own NTK's n* from eigenlearning theory and the trained net's from
+    the law fitted on the stored searches of other families
+    (``predictions.prediction``); refused in one line where nothing is
+    stored to fit on.
+
+    Args:
+        cfg: a config from :func:`plan`.
+
+    Returns:
+        list of ``{"L", "prediction", "fitted_on"}`` (the prediction
+        unsealed; ``fitted_on`` the storage keys of the law's cells), in
+        depth order, the depth-aware architecture first.
+    """
+    eps = cfg["_budget"]["eps"]
+    points = predictions.collect(predictions.SOURCES, eps)  # read once for every pair
+    out = []
+    for spec, L in sorted(cfg["_depths"].items(), key=lambda kv: kv[1]):
+        tree = cfg["_tree"][spec]
+        for arch in [FC] if tree is None else [tree, FC]:
+            pred, law = predictions.prediction(spec, arch, eps, points=points)
+            out.append({"L": L, "prediction": pred, "fitted_on": law["keys"]})
+    return out
+
+
+def seal_members(predicted: list[dict]) -> list[dict]:
+    """Seals each prediction in the results folder in force, or reads the one
+    a previous run of the comparison sealed (``predictions.sealed_or_seal``).
+
+    Args:
+        predicted: :func:`predict_members`'s list.
+
+    Returns:
+        list of ``{"L", "prediction", "sealed"}`` (the prediction as sealed).
+    """
+    out = []
+    for item in predicted:
+        path, pred = predictions.sealed_or_seal(item["prediction"], item["fitted_on"])
+        out.append({"L": item["L"], "prediction": pred, "sealed": path})
+    return out
+
+
+def score_members(sealed: list[dict], eps: float, profile: str) -> list[dict]:
+    """Each sealed prediction scored against the searches run after it
+    (``predictions.score_against``; None where its net search is not stored).
+
+    Args:
+        sealed: :func:`seal_members`'s list.
+        eps: the error level of the searches.
+        profile: the profile the comparison ran under.
+
+    Returns:
+        the list with ``score`` added to each item.
+    """
+    recs = {}
+    for meth in ("net_search", "ntk_search"):
+        for cell, res in store.results(NAME, meth, profile=profile):
+            if selection.at(cell, eps):
+                recs[(meth, cell["target"], cell["arch"])] = res
+    out = []
+    for item in sealed:
+        key = (item["prediction"]["target"], item["prediction"]["arch"])
+        net, kern = recs.get(("net_search", *key)), recs.get(("ntk_search", *key))
+        scored = None if net is None else predictions.score_against(item["prediction"], net, kern)
+        out.append(dict(item, score=scored))
     return out
 
 
@@ -543,10 +688,39 @@ def check_out(out: str) -> None:
         check_writable(out)
 
 
+def _profiled_plan(family, depths, profile: str, budget: str | None, **overrides):
+    """:func:`plan` with the budget's cells stored under ``profile``.
+
+    Args:
+        family: as :func:`plan`.
+        depths: as :func:`plan`.
+        profile: a run profile of ``config.PROFILES``.
+        budget: a key of ``BUDGETS`` (None: the profile's).
+        **overrides: as :func:`plan`.
+
+    Returns:
+        (config, the profile it runs under).
+    """
+    if profile not in config.PROFILES:
+        raise UsageError(
+            f"--profile {profile!r} is not allowed (allowed: {', '.join(config.PROFILES)})"
+        )
+    if budget is not None and budget not in BUDGETS:
+        raise UsageError(f"budget {budget!r} is not one of {', '.join(BUDGETS)}")
+    cfg = plan(family, depths, budget or profile, **overrides)
+    run_profile = next(p for p in config.PROFILES if p in cfg)
+    if run_profile != profile:  # the tests' budget, stored under the profile asked for
+        cfg[profile] = cfg.pop(run_profile)
+        for c in cfg["claim"]:
+            c["profile"] = profile
+    return cfg, profile
+
+
 def compare(
     family, depths, out: str | None, *, profile: str = "quick", jobs: int = 1,
     results: str | None = None, eps: float | None = None, seeds: int | None = None,
     n_max=None, dry_run: bool = False, force: bool = False, budget: str | None = None,
+    predict: bool = False,
 ) -> dict:  # fmt: skip
     """Run the E4 design on a target family and write the folder ``out``.
 
@@ -565,28 +739,25 @@ def compare(
         force: run even a design :func:`refusals` says cannot reach a verdict.
         budget: the budget of ``BUDGETS`` (default the profile's; ``tiny``
             is the tests' budget, run and stored under ``profile``).
+        predict: predict every pair before the searches (fitted on the
+            stored results of ``config.results_dir()`` as called), seal the
+            predictions in the comparison's results folder and score them.
 
     Returns:
         ``{"out", "files", "run", "claims", "profile", "budget", ...}``: the
         written paths, the runner's summary and the claims in the
-        summary.json claim format (with ``dry_run``: :func:`dry_run`'s dict).
+        summary.json claim format (with ``dry_run``: :func:`dry_run`'s dict);
+        with ``predict`` also ``predictions`` (:func:`score_members`'s list;
+        with ``dry_run`` unsealed and unscored).
     """
-    if profile not in config.PROFILES:
-        raise UsageError(
-            f"--profile {profile!r} is not allowed (allowed: {', '.join(config.PROFILES)})"
-        )
-    if budget is not None and budget not in BUDGETS:
-        raise UsageError(f"budget {budget!r} is not one of {', '.join(BUDGETS)}")
-    cfg = plan(family, depths, budget or profile, eps=eps, seeds=seeds, n_max=n_max)
-    run_profile = next(p for p in config.PROFILES if p in cfg)
-    if run_profile != profile:  # the tests' budget, stored under the profile asked for
-        cfg[profile] = cfg.pop(run_profile)
-        for c in cfg["claim"]:
-            c["profile"] = profile
-        run_profile = profile
+    cfg, run_profile = _profiled_plan(family, depths, profile, budget, eps=eps, seeds=seeds,
+                                      n_max=n_max)  # fmt: skip
     nstar = theory_nstar(cfg)
+    predicted = predict_members(cfg) if predict else None  # before anything is written
     if dry_run:
         plan_out = dry_run_summary(cfg, nstar)
+        if predicted is not None:
+            plan_out["predictions"] = [{k: i[k] for k in ("L", "prediction")} for i in predicted]
         return dict(plan_out, dry_run=True, profile=run_profile, budget=_public(cfg),
                     targets=cfg["_depths"])  # fmt: skip
     reasons = refusals(cfg, nstar)
@@ -597,16 +768,18 @@ def compare(
     toml_path = os.path.join(out, "compare.toml")
     atomic_write(toml_path, to_toml(cfg))
     with config.override(results=results or os.path.join(out, "results")):
+        sealed = seal_members(predicted) if predict else None
         start = time.perf_counter()
         run = executors.run(toml_path, run_profile, jobs=jobs)
         with _depths(cfg["_depths"], run_profile):
             evaluated = [claims.evaluate(c, NAME) for c in claims.parse_claims(cfg, toml_path)]
             series = _series(cfg["_budget"]["eps"])
+        scored = score_members(sealed, cfg["_budget"]["eps"], run_profile) if predict else None
     claims_out = [{k: c[k] for k in SUMMARY_KEYS} for c in evaluated]
     verdicts = "; ".join(f"{c['id']}: {c['verdict']}" for c in claims_out)
     plot(series, os.path.join(out, "compare"), f"{cfg['title']}\n{verdicts}",
-         eps=cfg["_budget"]["eps"])  # fmt: skip
-    atomic_write(os.path.join(out, "report.md"), _report(cfg, claims_out, run, series))
+         eps=cfg["_budget"]["eps"], predicted=scored)  # fmt: skip
+    atomic_write(os.path.join(out, "report.md"), _report(cfg, claims_out, run, series, scored))
     files = [os.path.join(out, f) for f in ("compare.toml", "report.md", "compare.png",
                                              "compare.pdf", "results.json")]  # fmt: skip
     result = {
@@ -622,6 +795,7 @@ def compare(
         "seconds": time.perf_counter() - start,
         "n_star": {lab: {str(L): r for L, r in recs.items()} for lab, recs in series.items()},
         "claims": claims_out,
+        **({"predictions": scored} if predict else {}),
     }
     atomic_write(files[-1], dumps(result, indent=1))
     return result
