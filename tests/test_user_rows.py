@@ -80,7 +80,7 @@ def test_row5_dry_run_takes_eps_seeds_and_per_side_caps(capsys):
         side = 200 if c["method"] == "ntk_search" else 100
         reads = 16 if c["arch"].startswith("fc") else 2 ** c["L"]
         assert c["n_max"] == min(side, 2**reads * 3 // 4)
-    assert r["cost"] > 0 and "registry" in r["cost_unit"]
+    assert r["cost"] > 0 and "core-seconds (ntkgap.runs.cost" in r["cost_unit"]
     for L in (2, 3, 4):  # the theory n* per predictor, as sample_complexity gives it
         t = f"tree:d=16,L={L},arity=2,node=tanh"
         want = ntkgap.sample_complexity("fc:depth=2", t, eps=0.3)["n_star"]

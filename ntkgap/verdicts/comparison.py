@@ -42,6 +42,7 @@ from ntkgap._infra.files import atomic_write, check_writable, dumps, ensure_fold
 from ntkgap.errors import UsageError
 from ntkgap.nets.arch import parse_arch
 from ntkgap.runs import config as runs_config
+from ntkgap.runs import cost as cost_model
 from ntkgap.runs import executors, store
 from ntkgap.specs import parse_int_list
 from ntkgap.targets import parse_spec, parse_target, with_depth
@@ -643,7 +644,8 @@ def refusals(cfg: dict, nstar: dict) -> list[str]:
 
 def dry_run_summary(cfg: dict, nstar: dict) -> dict:
     """What a comparison would run: its cells, the theory's n* per predictor
-    and its cost under the runner's cost model.
+    and its estimated cost (``ntkgap.runs.cost``, calibrated on the project's
+    stored cells; uncalibrated reference rates when there are none).
 
     Args:
         cfg: a config from :func:`plan`.
@@ -652,17 +654,17 @@ def dry_run_summary(cfg: dict, nstar: dict) -> dict:
     Returns:
         ``{"cells", "n_star_theory", "cost", "cost_unit", "refusals"}``.
     """
-    from ntkgap.runs import registry
-
     profile = next(p for p in config.PROFILES if p in cfg)
     cells = [dict(g, L=cfg["_depths"][g["target"]]) for g in _cells(cfg)]
-    cost = sum(registry.cost(c) for c in runs_config.expand(cfg, profile, where="compare"))
+    expanded = runs_config.expand(cfg, profile, where="compare")
+    est = cost_model.estimate({NAME: expanded}, config.results_dir())
+    how = (f"calibrated on {est['calibrated_on']} stored cells in {est['root']}"
+           if est["calibrated_on"] else "uncalibrated reference rates")  # fmt: skip
     return {
         "cells": cells,
         "n_star_theory": {lab: {str(L): n for L, n in v.items()} for lab, v in nstar.items()},
-        "cost": cost,
-        "cost_unit": "relative units of the runner's cost model (ntkgap.runs.registry), not "
-        "seconds: benchmarks/estimate_profile.py converts them with stored timings",
+        "cost": est["seconds"],
+        "cost_unit": f"core-seconds (ntkgap.runs.cost, {how}; a guide within ~2-3x)",
         "refusals": refusals(cfg, nstar),
     }
 
