@@ -442,25 +442,32 @@ def test_the_configs_negative_control_reads_not_supported_on_planted_data(store)
 
 
 ABOVE = {"kind": "above", "threshold": 1.5}
-CONTROL_CASES = [  # (rule, value, lo, hi, verdict) -> held, words in the text
-    (ABOVE, 1.0, 0.8, 1.3, N_, True, "as a control should"),
-    (ABOVE, 1.0, 0.69, 1.51, U_, False, "underpowered, not failed"),  # the quick run's case
-    (ABOVE, 1.8, 1.2, 2.4, U_, False, "FAILS its control"),  # a gap where none should be
-    (ABOVE, 2.0, 1.6, 2.4, S_, False, "FAILS its control"),
-    ({"kind": "below", "threshold": 2.0}, 3.0, 1.5, 4.5, U_, False, "side of 2, but the CI"),
-    ({"kind": "below", "threshold": 2.0}, 1.0, 0.5, 2.5, U_, False, "FAILS"),
-    ({"kind": "equivalence", "margin": 0.5}, 0.2, -0.3, 0.7, U_, False, "FAILS"),
-    ({"kind": "equivalence", "margin": 0.5}, 0.7, 0.1, 1.2, U_, False, "underpowered"),
-    (ABOVE, None, None, None, U_, False, "no value to check"),
+BELOW = {"kind": "below", "threshold": 2.0}
+EQUIV = {"kind": "equivalence", "margin": 0.5}
+CONTROL_CASES = [  # (rule, value, median interval, CI, verdict) -> held, words in the text
+    (ABOVE, 1.0, (0.9, 1.1), (0.8, 1.3), N_, True, "as a control should"),
+    # the quick run's kernel-half control: median [0.879, 1.13], CI [0.69, 1.51]
+    (ABOVE, 1.0, (0.879, 1.13), (0.69, 1.51), U_, False, "underpowered, not failed"),
+    (ABOVE, 1.8, (1.7, 1.9), (1.2, 2.4), U_, False, "leaning wrong"),
+    (ABOVE, 2.0, (1.9, 2.1), (1.6, 2.4), S_, False, "FAILS its control"),
+    (ABOVE, 1.5, (1.2, 1.8), (0.9, 2.4), U_, False, "undetermined"),  # the median straddles
+    (ABOVE, None, (1.6, None), (1.1, None), U_, False, "leaning wrong"),  # an open median end
+    (ABOVE, None, (None, 1.2), (None, 1.4), U_, False, "underpowered"),
+    (ABOVE, None, (None, None), (None, None), T_, False, "nothing measured"),
+    (ABOVE, 1.2, (1.2, 1.2), (None, None), T_, False, "undetermined (too few depths)"),
+    (BELOW, 3.0, (3.0, 3.0), (1.5, 4.5), U_, False, "underpowered"),
+    (BELOW, 1.0, (1.0, 1.0), (0.5, 2.5), U_, False, "leaning wrong"),
+    (EQUIV, 0.2, (0.2, 0.2), (-0.3, 0.7), U_, False, "leaning wrong"),
+    (EQUIV, 0.7, (0.7, 0.7), (0.1, 1.2), U_, False, "underpowered"),
 ]
 
 
-@pytest.mark.parametrize("rule, value, lo, hi, verdict, held, says", CONTROL_CASES)
+@pytest.mark.parametrize("rule, value, med, ci, verdict, held, says", CONTROL_CASES)
 def test_a_negative_control_that_misses_says_whether_it_failed_or_lacked_power(
-    rule, value, lo, hi, verdict, held, says
+    rule, value, med, ci, verdict, held, says
 ):
-    # expected "not supported" (an "equivalence" control would expect the gap outside)
-    out = rules.control_check(rule, value, lo, hi, verdict, rules.NOT_SUPPORTED)
+    m = rules.Measured(value, ci[0], ci[1], median_lo=med[0], median_hi=med[1])
+    out = rules.control_check(rule, m, verdict, rules.NOT_SUPPORTED)
     assert out["held"] is held and says in out["text"], out
 
 
@@ -540,7 +547,7 @@ SCHEMA_ERRORS = [
     ({"colour": "red"}, "unknown key 'colour' (allowed: "),
     ({"rule": {"kind": "above", "threshold": 1.0, "min_depths": 2}},
      "rule.min_depths is declared once per statistic"),
-    ({"expect": "fine"}, "expect 'fine' is not allowed (allowed: supported, not supported, "),
+    ({"expect": "supported"}, "expect 'supported' is not allowed (allowed: not supported)"),
 ]  # fmt: skip
 
 

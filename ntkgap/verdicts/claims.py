@@ -161,7 +161,7 @@ def _check_fields(c: dict, tag: str) -> None:
     if not isinstance(c.get("params", {}), dict):
         raise UsageError(f"{tag}: 'params' must be a table")
     rules.check_rule(c.get("rule", {}), tag)
-    allowed = rules.VERDICTS[:3]  # a control expects a decision or "inconclusive"
+    allowed = (rules.NOT_SUPPORTED,)  # negative controls (control_check reads them so)
     if c.get("expect") is not None and c["expect"] not in allowed:
         raise UsageError(
             f"{tag}: expect '{c['expect']}' is not allowed (allowed: {', '.join(allowed)})"
@@ -229,10 +229,7 @@ def evaluate(claim: rules.Claim, experiment: str) -> dict:
     if claim.statistic == "nstar_ratio_growth" and "family" in claim.params:
         out["robustness"] = robustness(claim, experiment, out["verdict"])
     if claim.expect is not None:
-        out["control"] = rules.control_check(
-            claim.rule, m.value, None if m.lo_censored else m.lo,
-            None if m.hi_censored else m.hi, out["verdict"], claim.expect,
-        )  # fmt: skip
+        out["control"] = rules.control_check(claim.rule, m, out["verdict"], claim.expect)
         out["detail"] += f"; negative control: {out['control']['text']}"
     return out
 

@@ -61,6 +61,8 @@ def _measured(out: dict, detail: str, data: dict) -> Measured:
         depths_bounded=out["depths_bounded"],
         verdict=out["verdict"],
         p_value=out.get("p_value"),
+        median_lo=out.get("bound_lo"),
+        median_hi=out.get("bound_hi"),
     )
 
 

@@ -83,6 +83,10 @@ class Measured:
     # the one-sided p-value of "supported" where the statistic has one (sign
     # test over seeds, TOST); None otherwise
     p_value: float | None = None
+    # interval statistics: the median seed's interval (censoring and search
+    # brackets make it one; None: an open end)
+    median_lo: float | None = None
+    median_hi: float | None = None
 
 
 def check_rule(rule, tag: str) -> None:
@@ -196,45 +200,60 @@ def decide(rule: dict, m: Measured) -> str:
     return rule_verdict(rule, lo, hi)
 
 
-def control_check(rule: dict, value, lo, hi, verdict: str, expect: str) -> dict:
-    """Whether a negative control read what it expects, and if not, which of
-    two things its numbers say: the statistic fails the control (its point
-    estimate lies on the claimed side of the rule: it finds a gap where none
-    is) or the test lacks power (the point estimate lies on the expected
-    side, the CI reaches across the threshold).
+def control_check(rule: dict, m: Measured, verdict: str, expect: str) -> dict:
+    """Whether a negative control read what it expects ("not supported"), and
+    if not, what its numbers say: it FAILS when it reads "supported" (an
+    effect where none is); an undecided control is "leaning wrong" when its
+    median lies wholly on the claimed side of the rule, "underpowered" when
+    wholly on the expected side (the CI reaches across the rule), and
+    "undetermined" when the median's own interval straddles the rule or
+    nothing was measured.
 
     Args:
         rule: the claim's rule (``above``/``below`` with ``threshold``, or
             ``equivalence`` with ``margin``).
-        value, lo, hi: the statistic and its CI ends (None where absent).
+        m: the statistic's Measured (its median interval ``median_lo``/
+            ``median_hi`` where it has one, else its ``value``).
         verdict: the verdict reached.
-        expect: the verdict the control expects (one of ``VERDICTS``).
+        expect: the verdict the control expects (``NOT_SUPPORTED``).
 
     Returns:
         dict with ``expect``, ``held`` (bool) and ``text`` (one sentence).
     """
+    out = {"expect": expect, "held": verdict == expect}
     if verdict == expect:
-        return {"expect": expect, "held": True, "text": f"reads {expect}, as a control should"}
-    if verdict == NOT_RUN or value is None:
-        return {"expect": expect, "held": False, "text": f"no value to check ({verdict})"}
+        return dict(out, text=f"reads {expect}, as a control should")
+    if verdict == SUPPORTED:
+        text = ("FAILS its control: it reads supported where no effect is expected, so the "
+                "claims its statistic serves must be read with that in mind")  # fmt: skip
+        return dict(out, text=text)
+    if m.value is None and m.median_lo is None and m.median_hi is None:
+        return dict(out, text=f"undetermined: nothing measured to judge ({verdict})")
+    if m.median_lo is None and m.median_hi is None:  # a point median
+        mlo = mhi = m.value
+    else:  # an interval median; a None end is open
+        mlo = -math.inf if m.median_lo is None else m.median_lo
+        mhi = math.inf if m.median_hi is None else m.median_hi
+    sides = {_claimed_side(rule, mlo), _claimed_side(rule, mhi)}
+    med = f"{mlo:.3g}" if mlo == mhi else f"in [{_end(mlo)}, {_end(mhi)}]"
+    edge = f"+-{rule['margin']:g}" if rule["kind"] == "equivalence" else f"{rule['threshold']:g}"
+    if verdict != INCONCLUSIVE or len(sides) > 1:
+        return dict(out, text=f"undetermined ({verdict}): the median {med} against {edge}")
+    if sides == {True}:
+        return dict(out, text=f"undecided, leaning wrong: the median {med} lies on the claimed "
+                    f"side of {edge} where no effect is expected")  # fmt: skip
+    ci = f"[{_end(m.lo)}, {_end(m.hi)}]"
+    return dict(out, text=f"underpowered, not failed: the median {med} lies on the expected side "
+                f"of {edge}, but the CI {ci} reaches across it; at this scale the test cannot "
+                f"read {expect}")  # fmt: skip
+
+
+def _claimed_side(rule: dict, x: float) -> bool:
+    """Whether x lies where the claim would be supported."""
     if rule["kind"] == "equivalence":
-        claimed = abs(value) <= rule["margin"]
-        edge = f"+-{rule['margin']:g}"
-    else:
-        t = rule["threshold"]
-        claimed = value > t if rule["kind"] == "above" else value < t
-        edge = f"{t:g}"
-    ci = f"[{_end(lo)}, {_end(hi)}]"
-    if claimed:
-        text = (f"FAILS its control: the point estimate {value:.3g} lies on the claimed side of "
-                f"{edge} where no effect is expected; the statistic finds an effect that is not "
-                "there, so the claims it serves must be read with that in mind")  # fmt: skip
-    else:
-        text = (f"underpowered, not failed: the point estimate {value:.3g} lies on the expected "
-                f"side of {edge}, but the CI {ci} reaches across it; at this scale the test "
-                f"cannot read {expect}")  # fmt: skip
-    return {"expect": expect, "held": False, "text": text}
+        return abs(x) < rule["margin"]
+    return x > rule["threshold"] if rule["kind"] == "above" else x < rule["threshold"]
 
 
 def _end(x) -> str:
-    return "open" if x is None else f"{x:.3g}"
+    return "open" if x is None or not math.isfinite(x) else f"{x:.3g}"
