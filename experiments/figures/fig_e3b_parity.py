@@ -66,7 +66,7 @@ for ax, arch in zip(axes.ravel(), archs):
     ax.set(
         yscale="log",
         xlabel="parity order k (d = 20)",
-        ylabel=f"n*({eps}) (median seed; bars: min-max of 8 seeds)",
+        ylabel=f"n*({eps}) (median seed; bars: min-max over seeds)",
         title=f"act = {spec['act']}, b_std = {spec['b_std']:g}",
         xticks=np.arange(2, 6),
     )
