@@ -234,25 +234,18 @@ def control_check(rule: dict, m: Measured, verdict: str, expect: str) -> dict:
     else:  # an interval median; a None end is open
         mlo = -math.inf if m.median_lo is None else m.median_lo
         mhi = math.inf if m.median_hi is None else m.median_hi
-    sides = {_claimed_side(rule, mlo), _claimed_side(rule, mhi)}
+    side = rule_verdict(rule, mlo, mhi)  # the median's own side of the rule
     med = f"{mlo:.3g}" if mlo == mhi else f"in [{_end(mlo)}, {_end(mhi)}]"
     edge = f"+-{rule['margin']:g}" if rule["kind"] == "equivalence" else f"{rule['threshold']:g}"
-    if verdict != INCONCLUSIVE or len(sides) > 1:
+    if verdict != INCONCLUSIVE or side == INCONCLUSIVE:
         return dict(out, text=f"undetermined ({verdict}): the median {med} against {edge}")
-    if sides == {True}:
+    if side == SUPPORTED:
         return dict(out, text=f"undecided, leaning wrong: the median {med} lies on the claimed "
                     f"side of {edge} where no effect is expected")  # fmt: skip
     ci = f"[{_end(m.lo)}, {_end(m.hi)}]"
     return dict(out, text=f"underpowered, not failed: the median {med} lies on the expected side "
                 f"of {edge}, but the CI {ci} reaches across it; at this scale the test cannot "
                 f"read {expect}")  # fmt: skip
-
-
-def _claimed_side(rule: dict, x: float) -> bool:
-    """Whether x lies where the claim would be supported."""
-    if rule["kind"] == "equivalence":
-        return abs(x) < rule["margin"]
-    return x > rule["threshold"] if rule["kind"] == "above" else x < rule["threshold"]
 
 
 def _end(x) -> str:
