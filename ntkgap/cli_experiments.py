@@ -79,9 +79,7 @@ def _run_dry(args):
         "wall_minutes": e["seconds"] / 60 / args.jobs, "jobs": args.jobs,
         "calibrated_on": est["calibrated_on"], "results": est["root"],
     }  # fmt: skip
-    how = (f"calibrated on {r['calibrated_on']} stored cells in {r['results']}"
-           if r["calibrated_on"]
-           else "uncalibrated: reference rates of benchmarks/RESULTS.md")  # fmt: skip
+    how = cost.basis(est)
     emit(args, r, (
         f"dry run, {r['experiment']} [{r['profile']}]: {r['cells']} cells ({stored} stored, "
         f"{r['cells'] - stored} to compute, {r['searches']} searches); estimated "

@@ -459,3 +459,17 @@ def estimate(cells: dict[str, list[dict]], root: str | None = None) -> dict:
         }
     total = float(sum(e["seconds"] for e in out.values()))
     return {"root": root, "calibrated_on": cal.cells, "seconds": total, "experiments": out}
+
+
+def basis(est: dict) -> str:
+    """What an :func:`estimate` rests on, in words (for the dry-run outputs).
+
+    Args:
+        est: an :func:`estimate` result.
+
+    Returns:
+        str: the stored cells it was calibrated on, or that it is uncalibrated.
+    """
+    if est["calibrated_on"]:
+        return f"calibrated on {est['calibrated_on']} stored cells in {est['root']}"
+    return "uncalibrated: reference rates of benchmarks/RESULTS.md"

@@ -658,8 +658,7 @@ def dry_run_summary(cfg: dict, nstar: dict) -> dict:
     cells = [dict(g, L=cfg["_depths"][g["target"]]) for g in _cells(cfg)]
     expanded = runs_config.expand(cfg, profile, where="compare")
     est = cost_model.estimate({NAME: expanded}, config.results_dir())
-    how = (f"calibrated on {est['calibrated_on']} stored cells in {est['root']}"
-           if est["calibrated_on"] else "uncalibrated reference rates")  # fmt: skip
+    how = cost_model.basis(est)
     return {
         "cells": cells,
         "n_star_theory": {lab: {str(L): n for L, n in v.items()} for lab, v in nstar.items()},
