@@ -77,6 +77,12 @@ FORCE:
 REPORT.md: $(FIGFILES) experiments/report.py $(EXPS:%=$(RUN)%) $(MARK)
 	$(PY) experiments/report.py $(PROFILE)
 
+# the verdicts, once, before any figure: every figure states its claims' verdicts from
+# this file (experiments/figures/style.py), so none decides them again
+SUMMARY := results/summary.json
+$(SUMMARY): experiments/report.py $(EXPS:%=$(RUN)%) $(MARK)
+	$(PY) experiments/report.py $(PROFILE) --summary
+
 $(RUN)%: experiments/%.toml $(STAMP)
 	$(PY) -m ntkgap run $< --profile $(PROFILE) --jobs $(JOBS)
 	@touch $@
@@ -89,7 +95,7 @@ endef
 $(foreach i,$(wordlist 2,$(words $(EXPS)),$(shell seq 1 $(words $(EXPS)))),\
   $(eval $(call after,$(word $(shell expr $(i) - 1),$(EXPS)),$(word $(i),$(EXPS)))))
 
-figures/%.png: experiments/figures/fig_%.py $(STYLE) $(MARK)
+figures/%.png: experiments/figures/fig_%.py $(STYLE) $(MARK) $(SUMMARY)
 	NTKGAP_PROFILE=$(PROFILE) $(PY) $<
 
 figures/e1_spectra.png: $(RUN)e1_spectra

@@ -3,7 +3,7 @@ declared in an ``experiments/*.toml`` config, evaluated by ``ntkgap.verdicts.cla
 (its statistic, CI and pre-registered rule all come from the config; this
 script holds no rule), then the figures with their captions and the
 training budgets of the profile as run. ``python experiments/report.py
-[PROFILE]`` (quick when omitted)."""
+[PROFILE] [--summary]`` (quick when omitted; ``--summary``: results/summary.json alone)."""
 
 import glob
 import os
@@ -373,28 +373,34 @@ def budget_section(budget_lines, names, profile):
     ]
 
 
-def main(profile):
+def main(profile, summary_only=False):
     """Write REPORT.md and results/summary.json for ``profile``.
 
     Args:
         profile: the profile whose cells are read.
+        summary_only: write results/summary.json alone (``make`` does so before it draws the
+            figures, which read their verdicts from it instead of deciding them again).
 
     Returns:
         None.
     """
     os.environ["NTKGAP_PROFILE"] = profile  # only this profile's cells (store.results)
     claims, budget_lines, names = evaluate_all(profile)
-    lines = summary_lines(claims, profile) + [""] + detail_lines(claims) + family_lines()
-    lines += figure_lines() + budget_section(budget_lines, names, profile)
-    atomic_write(config.report_path(), "\n".join(lines) + "\n")
     public = [{k: v for k, v in c.items() if k != "data"} for c in claims]
     atomic_write(
         os.path.join(config.results_dir(), "summary.json"),
         dumps({"profile": profile, "claims": public}, indent=1),
     )
+    if summary_only:
+        print(f"results/summary.json: {len(claims)} claims")
+        return
+    lines = summary_lines(claims, profile) + [""] + detail_lines(claims) + family_lines()
+    lines += figure_lines() + budget_section(budget_lines, names, profile)
+    atomic_write(config.report_path(), "\n".join(lines) + "\n")
     print(f"REPORT.md: {len(claims)} claims: " + ", ".join(f"{c['id']} {c['verdict']}"
                                                           for c in claims))  # fmt: skip
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "quick")
+    args = [a for a in sys.argv[1:] if a != "--summary"]
+    main(args[0] if args else "quick", summary_only="--summary" in sys.argv[1:])
