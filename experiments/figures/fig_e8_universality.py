@@ -167,7 +167,23 @@ im = heat(
 )
 fig.colorbar(im, ax=axes[1, 0], fraction=0.04)
 
-# (d) trained side: each claim's ratio n*(own NTK) / n*(trained net) per L
+
+# (d) trained side: each ratio claim's n*(own NTK) / n*(trained net) per L; a censored side
+# makes the ratio a bound (drawn as one), never a dropped depth
+def ratio_points(d):
+    """[(L, ratio, side)] of a ratio claim's data: side None (both resolved), "right" (the
+    ratio lies above: the kernel not reached, or the net reached at its smallest n) or
+    "left" (below); a depth whose two sides leave the ratio unbounded is left out."""
+    out = []
+    for L, a, b, ca, cb in zip(d.get("L", []), d.get("a", []), d.get("b", []),
+                               d.get("a_censored", []), d.get("b_censored", [])):  # fmt: skip
+        sides = {"right" if ca == "right" else "left" if ca else None,
+                 "left" if cb == "right" else "right" if cb else None} - {None}  # fmt: skip
+        if a and b and len(sides) <= 1:
+            out.append((L, a / b, next(iter(sides), None)))
+    return out
+
+
 ax = axes[1, 1]
 cfg = runs_config.load_config(CONFIG)
 drawn = 0
@@ -175,26 +191,26 @@ for (col, mk, ls), c in zip(
     style.distinct_styles(len(cfg.get("claim", []))), claims.parse_claims(cfg, CONFIG)
 ):
     e = claims.evaluate(c, EXP)
-    d = e["data"] or {}  # a claim of a larger profile (not run) has no data
-    pts = [
-        (L, a / b)
-        for L, a, b, ca, cb in zip(d.get("L", []), d.get("a", []), d.get("b", []),
-                                   d.get("a_censored", []), d.get("b_censored", []))
-        if a and b and not ca and not cb
-    ]  # fmt: skip
+    pts = ratio_points(e["data"] or {})  # a claim of a larger profile (not run) has no data
     if not pts:
         continue
-    L, r = zip(*pts)
     val = "-" if e["value"] is None else f"{e['value']:.2f}x/level"
-    ax.plot(L, r, marker=mk, ls=ls, color=col, label=f"{c.id}: {val}, {e['verdict']}")
+    L, r, sides = zip(*pts)
+    ax.plot(L, r, ls=ls, color=col, label=f"{c.id}: {val}, {e['verdict']}")
+    for x, y, side in pts:
+        if side is None:
+            ax.plot(x, y, marker=mk, color=col)
+        else:
+            style.bound_arrow(ax, x, y, side, col)
     drawn += 1
 if drawn:
     ax.axhline(1, color="grey", lw=0.8)
+    style.bound_legend(ax)
     ax.set(
         yscale="log",
         xlabel="tree depth L (random-node trees, seed 0)",
         ylabel="n*(own NTK) / n*(trained net), median seeds",
-        title="trained side: kernel / net ratio per depth (value: median seed's growth)",
+        title="trained side: kernel / net ratio per depth (arrows: bounds, a side censored)",
     )
     style.integer_x(ax)
     ax.legend(fontsize=6)
