@@ -95,6 +95,14 @@ STATISTIC_MEANING = {
         "k - exponent for n* ~ c x^k",
         "0 = the law (ln of a factor, or an exponent)",
     ),
+    "pstar_scaling": (
+        "median seed's slope of log P* (classification) on log m^L, minus the law's exponent",
+        "0 = the law (exponent)",
+    ),
+    "pstar_ratio": (
+        "median seed's mean over (m, L) of log2 P*(n_c) / P*(n_c'), minus the law's log2 ratio",
+        "0 = the law (log2)",
+    ),
     "after_kernel_share": (
         "median share of the log n* gap (NTK vs net) the after-training kernel closes",
         "fraction (1 = all)",

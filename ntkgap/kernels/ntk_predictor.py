@@ -23,6 +23,7 @@ from ntkgap.errors import UsageError
 from ntkgap.kernels import gram as kernels
 from ntkgap.kernels import krr
 from ntkgap.nets.train_config import validation_size
+from ntkgap.targets import rhm
 from ntkgap.targets.split import CHUNK, split
 from ntkgap.targets.variance import target_variance
 
@@ -131,16 +132,21 @@ class NestedCurve:
         fac = self.factors[f]
         pred = self.kt[:, :n] @ alpha
         var = self.variance
+        sq = _row_squares(pred, self.y_test)
         out = {
-            "test_mse": float(np.mean((pred - self.y_test) ** 2)) / var,
+            "test_mse": float(np.mean(sq)) / var,
             # sampling error of the test points
-            "test_mse_se": float(np.std((pred - self.y_test) ** 2) / np.sqrt(pred.size)) / var,
-            "train_mse": float(np.mean((self.K[:n, :n] @ alpha - self.y[:n]) ** 2)) / var,
+            "test_mse_se": float(np.std(sq) / np.sqrt(sq.size)) / var,
+            "train_mse": float(np.mean(_row_squares(self.K[:n, :n] @ alpha, self.y[:n]))) / var,
             **split(self.target, n, seed=self.seed, n_test=self.n_test).info(),
             "ridge": fac.ridge, "jitter": fac.jitter, "rcond": fac.rcond, "note": fac.note,
             "factor_n": fac.size,
             **extra,
         }  # fmt: skip
+        if pred.ndim == 2:  # one output per class: scored by argmax too
+            out[rhm.CLASSIFICATION_RESULT] = rhm.classification_error(
+                pred, rhm.predicted_classes(self.y_test)
+            )
         if return_predictions:
             out["test_predictions"] = pred
         return out
@@ -154,7 +160,7 @@ class NestedCurve:
         table = {}
         for f in RIDGE_GRID:
             pred = self.K[m:n, :m] @ self._solve_m(f, m)
-            table[f] = float(np.mean((pred - self.y[m:n]) ** 2))
+            table[f] = float(np.mean(_row_squares(pred, self.y[m:n])))
         best = min(RIDGE_GRID, key=lambda f: (table[f], f))
         return best, {
             "ridge_tuned": True,
@@ -164,6 +170,13 @@ class NestedCurve:
 
     def _solve_m(self, f, m):
         return krr.leading_solve(self.factors[f], m, self.y[:m])
+
+
+def _row_squares(pred, y) -> np.ndarray:
+    """Each point's squared error, summed over the outputs of a vector label
+    (``rhm.regression_error``'s numerator), shape (points,)."""
+    d = (pred - y) ** 2
+    return d if d.ndim == 1 else np.sum(d, axis=1)
 
 
 def evaluate(
@@ -201,7 +214,9 @@ def evaluate(
 
     Returns:
       ``test_mse`` and ``train_mse`` relative to the variance (and
-      ``test_mse_se``, the test mean's standard error), the split's
+      ``test_mse_se``, the test mean's standard error; for vector labels
+      the squared errors are summed over the outputs, and
+      ``test_classification_error`` is the argmax error), the split's
       facts (``overlap``, ...) and the solver's (``ridge``, ``jitter``,
       ``rcond``, ``note``, ``factor_n``); tuned: also ``ridge_factor`` (the
       chosen grid value) and ``ridge_val_mse`` (validation MSE relative to

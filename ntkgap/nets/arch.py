@@ -199,9 +199,9 @@ class Arch:
             return x[:, : self.leaves, None]
         return x
 
-    def _layers(self, width):
-        """stax layers, and for each the filter size if it is a ConvLocal
-        layer (None otherwise)."""
+    def _layers(self, width, outputs=1):
+        """stax layers (a readout of ``outputs`` units), and for each the
+        filter size if it is a ConvLocal layer (None otherwise)."""
         s = self.spec
         W, b = s["W_std"], s["b_std"]
         layers, filters = [], []
@@ -257,10 +257,10 @@ class Arch:
                 local(width, s["arity"])
                 other(act())
             other(stax.Flatten())
-        other(stax.Dense(1, W_std=W, b_std=b))
+        other(stax.Dense(outputs, W_std=W, b_std=b))
         return layers, filters
 
-    def stax(self, width: int = 512, *, fast: bool = True):
+    def stax(self, width: int = 512, *, fast: bool = True, outputs: int = 1):
         """(init_fn, apply_fn, kernel_fn) of this architecture at ``width``.
 
         For ``tree`` archs with ``fast=True`` the apply_fn is stax's own
@@ -285,13 +285,15 @@ class Arch:
         Args:
             width: channels of every hidden layer.
             fast: False: stax's own apply_fn for every arch.
+            outputs: units of the Dense readout (one per class for one-hot
+                labels; the NTK is the same kernel on each output).
 
         Returns:
             tuple: (init_fn, apply_fn, kernel_fn).
         """
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*FanIn. layers assume independent")
-            layers, filters = self._layers(width)
+            layers, filters = self._layers(width, outputs)
             init_fn, apply_fn, kernel_fn = _stax().serial(*layers)
         if self.name != "tree" or not fast:
             return init_fn, apply_fn, kernel_fn

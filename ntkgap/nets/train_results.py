@@ -13,6 +13,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from ntkgap.targets import rhm
+
 
 def bucket_rows(rows: int) -> int:
     """The power-of-two row count a batch is padded to (one compiled program
@@ -74,10 +76,14 @@ def records(runs, data, params0, state, curve, cfg, predict, var):
             # forward pass serves every n up to it
             m = x.shape[0]
             pred = np.asarray(predict(params, p0_i, pad_rows(x, bucket_rows(m))), np.float64)[:m]
-            return float(np.mean((pred - y) ** 2)), pred
+            d = (pred - y) ** 2  # summed over the outputs of a vector label
+            return float(np.mean(d if d.ndim == 1 else np.sum(d, axis=1))), pred
 
         fin_i = jax.tree_util.tree_map(lambda p, i=i: p[i], final)
         t, pred = mse(fin_i, jnp.asarray(data.xts[i], data.dtype), data.yts[i])
+        # one output per class: the argmax error too (rhm.classification_error)
+        cls = (rhm.classification_error(pred, rhm.predicted_classes(data.yts[i]))
+               if pred.ndim == 2 else None)  # fmt: skip
         # the loss rose: the last parameters fit the training set worse than the start
         last_i = jax.tree_util.tree_map(lambda p, i=i: p[i], state.params)
         rose = not mse(last_i, xtr_i, ytr_i)[0] <= mse(p0_i, xtr_i, ytr_i)[0]
@@ -87,6 +93,7 @@ def records(runs, data, params0, state, curve, cfg, predict, var):
                 "n_train": n_tr,
                 "n_val": n_val,
                 "test": t / var,
+                "classification": cls,
                 "pred": pred,
                 "x_test": data.x_test[i],
                 "train": mse(fin_i, xtr_i, ytr_i)[0] / var,
@@ -154,10 +161,19 @@ def result(recs, info, arch, target, width, cfg, return_predictions):
         "config": cfg._asdict(),
         "arch_reads": arch.reads(target.domain),
     }
+    if recs[0]["classification"] is not None:  # one output per class (one-hot labels)
+        cls = [r["classification"] for r in recs]
+        out.update(_classification(cls))
     if return_predictions:
         out["test_predictions"] = [r["pred"] for r in recs]
         out["x_test"] = [r["x_test"] for r in recs]
     return out
+
+
+def _classification(per_seed: list) -> dict:
+    """The classification error fields of a result: mean and per seed."""
+    key = rhm.CLASSIFICATION_RESULT
+    return {key: float(np.mean(per_seed)), f"{key}_per_seed": per_seed}
 
 
 def merge(runs):
@@ -196,4 +212,6 @@ def merge(runs):
     for key in ("test_predictions", "x_test", "params_init", "params_final"):
         if key in runs[0]:
             out[key] = cat(key)
+    if f"{rhm.CLASSIFICATION_RESULT}_per_seed" in runs[0]:
+        out.update(_classification(cat(f"{rhm.CLASSIFICATION_RESULT}_per_seed")))
     return out

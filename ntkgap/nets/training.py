@@ -144,10 +144,17 @@ def param_scaling(cfg, arch, width: int, in_shape) -> tuple[float, object]:
     return float(1.0 / np.sqrt(width)), jax.tree_util.tree_unflatten(tree, mults)
 
 
-def _make(apply_fn, cfg, width, minibatch, mults=None, scale=1.0):
+def _row_sq(pred, y):
+    """Each row's squared error, summed over the outputs of a vector label."""
+    r2 = (pred - y) ** 2
+    return r2 if r2.ndim == 1 else jnp.sum(r2, axis=-1)
+
+
+def _make(apply_fn, cfg, width, minibatch, mults=None, scale=1.0, outputs=1):
     """The model and, per chunk length, a jitted program running that many
     steps for a vmapped group of runs (``mults``, ``scale``: see
-    :func:`param_scaling`).
+    :func:`param_scaling`; ``outputs``: the readout's units, one per class
+    of a one-hot label, the loss summed over them).
 
     Every run of a group sees arrays of the same (padded) shape: its
     training and validation sets are padded to the group's largest, and its
@@ -164,14 +171,16 @@ def _make(apply_fn, cfg, width, minibatch, mults=None, scale=1.0):
             optax.stateless(lambda u, _: jax.tree_util.tree_map(lambda g, m: g * m, u, mults)),
         )
 
+    cols = 0 if outputs == 1 else slice(None)  # a scalar model keeps its (n,) shape
+
     def model(params, params0, x):
-        out = apply_fn(params, x)[:, 0] * scale
+        out = apply_fn(params, x)[:, cols] * scale
         if cfg.alpha is not None:
-            out = cfg.alpha * (out - apply_fn(params0, x)[:, 0] * scale)
+            out = cfg.alpha * (out - apply_fn(params0, x)[:, cols] * scale)
         return out
 
     def loss_fn(params, params0, x, y, mask=None):
-        r2 = (model(params, params0, x) - y) ** 2
+        r2 = _row_sq(model(params, params0, x), y)
         # padded rows add exact zeros (where, not a product: 0 * inf is nan)
         loss = jnp.mean(r2) if mask is None else jnp.sum(jnp.where(mask, r2, 0)) / jnp.sum(mask)
         return loss / cfg.alpha**2 if cfg.alpha is not None else loss
@@ -194,7 +203,7 @@ def _chunk(model, loss_fn, opt, cfg, minibatch, length):
         mva = jnp.arange(xva.shape[0]) < nva
 
         def val_of(params):  # in the state's dtype: the next chunk's types match
-            err2 = (model(params, params0, xva) - yva) ** 2
+            err2 = _row_sq(model(params, params0, xva), yva)
             val = jnp.sum(jnp.where(mva, err2, 0)) / jnp.sum(mva)
             return val.astype(state.best_val.dtype)
 
@@ -258,17 +267,19 @@ def _checked_state(state, losses, val, live, cfg):
     )
 
 
-def _programs(arch, width, cfg, minibatch, in_shape):
+def _programs(arch, width, cfg, minibatch, in_shape, outputs=1):
     """``_make``'s (model, opt, program) with a jitted ``predict`` and a dict
     of compiled programs, kept in ``_PROGRAMS`` for the same settings."""
     # BLOCK_DIAGONAL_MAX is read per call: the arch's fast path is chosen when traced
-    key = (str(arch.spec), arch_module.BLOCK_DIAGONAL_MAX, width, cfg, minibatch, in_shape)
+    key = (str(arch.spec), arch_module.BLOCK_DIAGONAL_MAX, width, cfg, minibatch, in_shape,
+           outputs)  # fmt: skip
     with _PROGRAMS_LOCK:
         if key in _PROGRAMS:
             _PROGRAMS.move_to_end(key)
             return _PROGRAMS[key]
         scale, mults = param_scaling(cfg, arch, width, in_shape)
-        model, opt, program = _make(arch.stax(width)[1], cfg, width, minibatch, mults, scale)
+        apply_fn = arch.stax(width, outputs=outputs)[1]
+        model, opt, program = _make(apply_fn, cfg, width, minibatch, mults, scale, outputs)
         entry = (model, opt, program, jax.jit(model), {})
         _PROGRAMS[key] = entry
         while len(_PROGRAMS) > PROGRAMS_KEPT:
@@ -452,7 +463,8 @@ def _fit_family(arch, width, target, runs, cfg, n_test, workers, minibatch):
     if workers < 1:
         raise UsageError(f"training: workers={workers} must be >= 1")
     data = _load(arch, target, runs, cfg, n_test, minibatch)
-    params0, n_params = _init_params(arch, width, runs, data)
+    outputs = getattr(target, "outputs", 1)  # rhm.OneHotLabels: one per class
+    params0, n_params = _init_params(arch, width, runs, data, outputs)
     Xtr = data.arrays[0]
     ptr = Xtr.shape[1]
     memory.check(
@@ -464,7 +476,9 @@ def _fit_family(arch, width, target, runs, cfg, n_test, workers, minibatch):
         f"training {len(runs)} networks of {n_params} parameters",
     )
     in_shape = (-1,) + Xtr.shape[2:]
-    model, opt, program, predict, compiled = _programs(arch, width, cfg, minibatch, in_shape)
+    model, opt, program, predict, compiled = _programs(
+        arch, width, cfg, minibatch, in_shape, outputs
+    )
     var = target_variance(target)
     state = _initial_state(runs, data, params0, opt)
     start = time.perf_counter()
@@ -516,10 +530,10 @@ def _load(arch, target, runs, cfg, n_test, minibatch) -> _Data:
     return _Data(sizes, pad, dtype, arrays, xts, yts, x_test, splits)
 
 
-def _init_params(arch, width, runs, data):
+def _init_params(arch, width, runs, data, outputs=1):
     """The initial parameters of every row of the groups (vmapped over their
     seeds' ``init`` keys), and the parameter count of one network."""
-    init_fn = arch.stax(width)[0]
+    init_fn = arch.stax(width, outputs=outputs)[0]
     in_shape = (-1,) + data.arrays[0].shape[2:]
     keys = jnp.stack([jax.random.PRNGKey(derive(runs[i][0], "init")) for i in data.pad])
     params0 = jax.vmap(lambda k: init_fn(k, in_shape)[1])(keys)

@@ -5,7 +5,10 @@ A config has ``name``, ``title`` and a table for each profile it uses
 names a ``method`` and its parameters; list-valued parameters (except
 ``n`` for theory and ``seeds``/``eps``, which are one cell's lists) are
 expanded as a cartesian product into cells, and each cell is filled with its
-method's declared defaults (:func:`ntkgap.runs.registry.fill`).
+method's declared defaults (:func:`ntkgap.runs.registry.fill`). A search
+with ``target_error = "classification"`` may give ``eps = "pstar"``: each
+cell's eps is then the published P* threshold of its target's n_c
+(:func:`ntkgap.targets.rhm.threshold_of`), written into the cell.
 """
 
 from __future__ import annotations
@@ -19,8 +22,8 @@ from ntkgap._infra.config import INCLUDES, PROFILES
 from ntkgap.errors import UsageError
 from ntkgap.nets import train_config
 from ntkgap.nets.arch import parse_arch
-from ntkgap.runs.registry import METHODS, REQUIRED, Param, fill
-from ntkgap.targets import parse_target
+from ntkgap.runs.registry import CLASSIFICATION, METHODS, REQUIRED, Param, fill
+from ntkgap.targets import parse_target, rhm
 from ntkgap.targets.domains import parse_domain
 from ntkgap.targets.spectra import default_kmax
 
@@ -62,6 +65,8 @@ def _check_param(key: str, prm: Param, value) -> str | None:
     elif prm.kind == "lrs":  # one learning rate, or several chosen among on validation
         probs = (_check_param(key, Param("train"), v) for v in _as_list(value))
         return next(filter(None, probs), None)
+    elif prm.kind == "choice" and prm.choices and value not in prm.choices:
+        return f"{key}={value!r} is not allowed (allowed: {', '.join(map(repr, prm.choices))})"
     elif prm.kind == "train":
         try:
             train_config.check_value(key, value)
@@ -185,11 +190,29 @@ def _validate_cell(cell, where):
                 a.check_domain(t.domain)
         if "domain" in cell:
             parse_domain(cell["domain"])
+        if "target_error" in cell and "target" in cell:
+            rhm.OneHotLabels(t)  # refuses a target other than an rhm
     except UsageError as exc:
         raise UsageError(f"config {where}: {exc}") from None
     for key, prm in meth.params.items():
         if key in cell and (problem := _check_param(key, prm, cell[key])):
             raise UsageError(f"config {where}: method '{m}': {problem}")
+
+
+def _resolve_eps(cell: dict, where: str) -> dict:
+    """The cell with ``eps = "pstar"`` replaced by its target's P* threshold
+    (only a classification search may give it)."""
+    if cell.get("eps") != rhm.PSTAR_EPS:
+        return cell
+    if cell.get("target_error") != CLASSIFICATION or "target" not in cell:
+        raise UsageError(
+            f"config {where}: eps = {rhm.PSTAR_EPS!r} needs target_error = {CLASSIFICATION!r}"
+        )
+    try:
+        n_c = rhm.OneHotLabels(parse_target(cell["target"])).n_c
+    except UsageError as exc:
+        raise UsageError(f"config {where}: {exc}") from None
+    return dict(cell, eps=rhm.threshold_of(cell["eps"], n_c))
 
 
 def has_profile(cfg: dict, profile: str) -> bool:
@@ -266,7 +289,7 @@ def expand(cfg: dict, profile: str, where: str = "config", *, validate: bool = T
         axes = _axes(grid, where)
         keys = sorted(axes)
         for combo in itertools.product(*(axes[k] for k in keys)):
-            cell = dict(zip(keys, combo))
+            cell = _resolve_eps(dict(zip(keys, combo)), where)
             if validate:
                 _validate_cell(cell, where)
             cells.append(fill(cell))

@@ -130,7 +130,7 @@ def _ntk(cell):
 
     return ntk_predictor.evaluate(
         parse_arch(cell["arch"]),
-        parse_target(cell["target"]),
+        sample_complexity.target_of(cell),
         cell["n"],
         seed=cell["seed"],
         n_test=cell["n_test"],
@@ -178,7 +178,7 @@ def _net(cell):
     out = training.train(
         parse_arch(cell["arch"]),
         cell["width"],
-        parse_target(cell["target"]),
+        sample_complexity.target_of(cell),
         cell["n"],
         seeds=cell["seeds"],
         cfg=_train_cfg(cell),
@@ -199,7 +199,7 @@ def _net_runs(cells):
     outs = training.train_runs(
         parse_arch(c["arch"]),
         c["width"],
-        parse_target(c["target"]),
+        sample_complexity.target_of(c),
         [(x["seeds"][0], x["n"]) for x in cells],
         cfg=_train_cfg(c),
         n_test=c["n_test"],

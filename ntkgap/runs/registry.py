@@ -20,6 +20,9 @@ from ntkgap.nets import train_config
 
 #: marks a parameter a cell must give (no default)
 REQUIRED = object()
+#: marks an optional parameter that has no default written into cells: a
+#: cell that omits it keeps the key it had before the parameter existed
+ABSENT = object()
 
 
 @dataclass(frozen=True)
@@ -30,14 +33,16 @@ class Param:
     ``kind`` is ``int``, ``number``, ``ridge`` (a number >= 0 or ``tuned``),
     ``eps`` (a number in (0, 1)), ``seeds`` (a non-empty list of integers
     >= 0), ``lrs`` (a learning rate or a list chosen among on validation),
-    ``target``, ``arch``, ``domain`` (spec strings) or ``train`` (a field of
-    :mod:`ntkgap.nets.train_config`).
+    ``target``, ``arch``, ``domain`` (spec strings), ``train`` (a field of
+    :mod:`ntkgap.nets.train_config`) or ``choice`` (one of ``choices``, when
+    given).
     """
 
     kind: str
     min: int = 1
     default: Any = REQUIRED
     per_cell_list: bool = False
+    choices: tuple = ()
 
 
 def _unit_cost(cell: dict) -> float:
@@ -84,8 +89,8 @@ def declare(name: str, cost=None, needs_experiment: bool = False, **params: Para
 def fill(cell: dict) -> dict:
     """The cell with every parameter it omits set to its method's default.
 
-    Idempotent; a cell of an unknown method, and required parameters, are
-    left as they are (validation reports them).
+    Idempotent; a cell of an unknown method, required parameters and
+    ``ABSENT`` ones are left as they are (validation reports the missing).
 
     Args:
         cell: a cell dict with its ``method``.
@@ -99,7 +104,7 @@ def fill(cell: dict) -> dict:
         return dict(cell)
     out = dict(cell)
     for key, prm in meth.params.items():
-        if key not in out and prm.default is not REQUIRED:
+        if key not in out and prm.default is not REQUIRED and prm.default is not ABSENT:
             out[key] = prm.default
     return out
 
@@ -124,6 +129,14 @@ def _net_cost(cell):
     return cell["steps"] * cell["n"] ** 0.3 * cell["width"] ** 0.5
 
 
+#: what a kernel or net cell fits and scores: absent, the scalar label and the
+#: test MSE relative to its variance; ``classification``, an rhm target's
+#: one-hot labels (n_c outputs, ``ntkgap.targets.rhm.OneHotLabels``) and,
+#: for a search, the test classification error (argmax) against ``eps``
+CLASSIFICATION = "classification"
+TARGET_ERRORS = (CLASSIFICATION,)
+_ERROR_PARAM = dict(target_error=Param("choice", default=ABSENT, choices=TARGET_ERRORS))
+
 _SEARCH_PARAMS = dict(
     target=Param("target"),
     arch=Param("arch"),
@@ -133,6 +146,7 @@ _SEARCH_PARAMS = dict(
     n_max=Param("int"),
     resolution=Param("number", default=1.25),
     n_test=Param("int", default=2000),
+    **_ERROR_PARAM,
 )
 
 declare("spectrum", target=Param("target"))
@@ -146,6 +160,7 @@ declare(
     seed=Param("int", min=0),
     n_test=Param("int", default=2000),
     ridge=Param("ridge", default=0.0),
+    **_ERROR_PARAM,
 )
 declare(
     "theory",
@@ -164,6 +179,7 @@ declare(
     seeds=Param("seeds", per_cell_list=True),
     n_test=Param("int", default=2000),
     **_train_params(),
+    **_ERROR_PARAM,
 )
 declare(
     "ntk_search",
@@ -194,7 +210,7 @@ declare(
     "after_kernel",
     cost=lambda cell: 2 * _net_cost(cell) + (cell["n"] + cell["n_test"]) * cell["n"] / 50,
     ridge=Param("ridge", default=0.0),
-    **METHODS["net"].params,
+    **{k: v for k, v in METHODS["net"].params.items() if k not in _ERROR_PARAM},
 )
 declare(
     "after_kernel_search",
@@ -202,5 +218,5 @@ declare(
     needs_experiment=True,
     kernel=Param("choice", default=AFTER_KERNEL_PREDICTORS[0]),
     ridge=Param("ridge", default=0.0),
-    **METHODS["net_search"].params,
+    **{k: v for k, v in METHODS["net_search"].params.items() if k not in _ERROR_PARAM},
 )

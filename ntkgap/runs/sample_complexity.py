@@ -22,6 +22,10 @@ the rate with the lowest median validation error over seeds is used for the
 whole search (recorded as ``lr_chosen`` with the sweep's numbers). The
 rule (``choose_lr``) is also the one that picks among the rates of a
 fixed-n ``net`` grid (``ntkgap.verdicts.claims.lr_choices``).
+
+A search cell with ``target_error = "classification"`` (an rhm target) fits
+one-hot labels (``target_of``) and compares the test classification error
+(argmax) with eps; the learning rate is still chosen on the validation MSE.
 """
 
 from __future__ import annotations
@@ -32,11 +36,29 @@ import numpy as np
 
 from ntkgap.nets.arch import parse_arch
 from ntkgap.runs import registry, scaling, search
-from ntkgap.targets import parse_target
+from ntkgap.targets import parse_target, rhm
 from ntkgap.targets.variance import target_variance
 
 # keys of a search cell that are not keys of its evaluation cells
 SEARCH_KEYS = ("method", "eps", "seeds", "n_min", "n_max", "resolution", "sweep_n")
+
+
+def target_of(cell: dict):
+    """The target a cell fits: its spec parsed, read as one-hot labels
+    (``rhm.OneHotLabels``) when ``target_error`` is classification.
+
+    Args:
+        cell: an ``ntk``/``net`` cell or a search cell.
+
+    Returns:
+        the parsed target.
+    """
+    t = parse_target(cell["target"])
+    return rhm.OneHotLabels(t) if cell.get("target_error") == registry.CLASSIFICATION else t
+
+
+#: the result key of an evaluation's test classification error (argmax)
+CLASSIFICATION_KEY = rhm.CLASSIFICATION_RESULT
 
 
 def evaluation_cell(cell: dict, n: int, seed: int, lr=None) -> dict:
@@ -94,8 +116,11 @@ def _evaluate(cell, load, requests):
     return outs
 
 
-def _error(r) -> float:
-    v = r.get("test_mse")
+def _error(r, cell: dict) -> float:
+    """The error a search compares with eps: the test MSE (relative), or the
+    test classification error for a classification search."""
+    key = CLASSIFICATION_KEY if cell.get("target_error") == registry.CLASSIFICATION else "test_mse"
+    v = r.get(key)
     return math.nan if v is None or r.get("diverged") else float(v)
 
 
@@ -221,16 +246,20 @@ def steps(cell: dict, load):
     while not search.finished(state):
         pairs = search.propose(state)
         (res,) = yield from _evaluate(cell, load, [(pairs, lr)])
-        state = search.update(state, {k: _error(r) for k, r in res.items()})
-        seen += [_seen(s, n, r) for (s, n), r in res.items()]
+        state = search.update(state, {k: _error(r, cell) for k, r in res.items()})
+        seen += [_seen(s, n, r, cell) for (s, n), r in res.items()]
     out = _result(cell, state, seen)
     if sweep is not None:
         out.update(lr_chosen=lr, lr_sweep=sweep)
     return out
 
 
-def _seen(seed, n, r) -> dict:
-    return {"seed": seed, "n": n, "test_mse": _error(r), "overlap": r.get("overlap")}
+def _seen(seed, n, r, cell) -> dict:
+    """One evaluation as a search records it (both errors for a classification search)."""
+    out = {"seed": seed, "n": n, "test_mse": _error(r, {}), "overlap": r.get("overlap")}
+    if cell.get("target_error") == registry.CLASSIFICATION:
+        out[CLASSIFICATION_KEY] = _error(r, cell)
+    return out
 
 
 def _ntk_nested(cell) -> dict:
@@ -247,7 +276,7 @@ def _ntk_nested(cell) -> dict:
     cell = registry.fill(cell)  # callers may pass a raw cell
     from ntkgap.kernels.ntk_predictor import NestedCurve  # import cost: JAX, scipy
 
-    arch, target = parse_arch(cell["arch"]), parse_target(cell["target"])
+    arch, target = parse_arch(cell["arch"]), target_of(cell)
     variance = target_variance(target)
     curves, records = {}, {}
 
@@ -267,12 +296,12 @@ def _ntk_nested(cell) -> dict:
             records[seed] = {}
             raise search.Restart
         records.setdefault(seed, {})[n] = r
-        return _error(r)
+        return _error(r, cell)
 
     done: dict = {}
     run = search.run_nested(evaluate, cell["seeds"], cell["eps"], cell["n_min"], cell["n_max"],
                             factor=cell["resolution"])  # fmt: skip
-    seen = [_seen(s, n, r) for s, rs in records.items() for n, r in rs.items()]
+    seen = [_seen(s, n, r, cell) for s, rs in records.items() for n, r in rs.items()]
     out = _result(cell, run["state"], seen)
     out.update(
         factorizations=sum(done.values()),

@@ -564,6 +564,25 @@ def n_valid_formula(n_c: int, m: int, s: int, L: int) -> int:
 PSTAR_FRACTION_OF_GUESS = 0.1
 
 
+#: the ``eps`` a config or a claim gives for "the published P* threshold of
+#: this target's n_c" (``pstar_threshold``), read by ``threshold_of``
+PSTAR_EPS = "pstar"
+
+
+def threshold_of(eps, n_c: int):
+    """An error level as given: ``pstar_threshold(n_c)`` for ``PSTAR_EPS``,
+    else ``eps`` itself.
+
+    Args:
+        eps: a number, or ``PSTAR_EPS``.
+        n_c: the target's number of classes.
+
+    Returns:
+        the number.
+    """
+    return pstar_threshold(n_c) if eps == PSTAR_EPS else eps
+
+
 def random_guess_error(n_c: int) -> float:
     """The classification error of a uniform random guess, 1 - 1/n_c.
 
@@ -658,3 +677,40 @@ def regression_error(outputs, labels, variance: float) -> float:
     """
     diff = np.asarray(outputs, dtype=np.float64) - np.asarray(labels, dtype=np.float64)
     return float(np.sum(diff**2) / diff.shape[0] / variance)
+
+
+#: the result field of a predictor's test classification error (argmax), set
+#: by the kernel predictor and the trained nets on ``OneHotLabels``
+CLASSIFICATION_RESULT = "test_classification_error"
+
+
+class OneHotLabels:
+    """An RHM read as a classification target: every call returns the
+    centred one-hot labels (``RHM.one_hot``, one output per class, n_c = 2
+    included), the variance is ``one_hot_variance`` and ``outputs`` = n_c;
+    everything else is the RHM's. The predictors fit the n_c outputs and are
+    scored by argmax (``classification_error``) as in the reference
+    implementation (Cagnetta et al., Phys. Rev. X 14, 031001 (2024)).
+
+    Args:
+        target: an ``RHM``.
+    """
+
+    def __init__(self, target):
+        if not isinstance(target, RHM):
+            raise UsageError(f"target_error = 'classification' needs an rhm target, not '{target}'")
+        self.rhm = target
+        self.outputs = target.n_c
+
+    def __getattr__(self, name):
+        return getattr(self.rhm, name)
+
+    def __str__(self):
+        return str(self.rhm)
+
+    @property
+    def variance(self) -> float:
+        return self.rhm.one_hot_variance
+
+    def __call__(self, x) -> np.ndarray:
+        return self.rhm.one_hot(self.rhm.classes(x))

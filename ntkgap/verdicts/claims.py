@@ -76,6 +76,8 @@ STATISTICS: dict[str, Callable[[dict, str], rules.Measured]] = {
     "nstar_scaling": nstar_statistics.nstar_scaling,
     "nstar_kernel_convexity": nstar_statistics.nstar_kernel_convexity,
     "nstar_net_power": nstar_statistics.nstar_net_power,
+    "pstar_scaling": nstar_statistics.pstar_scaling,
+    "pstar_ratio": nstar_statistics.pstar_ratio,
     "after_kernel_share": mechanism.after_kernel_claim,
     "lazy_control": mechanism.lazy_control_claim,
     "e10_kernel": predictions.e10_kernel,
@@ -94,6 +96,8 @@ MIN_DEPTHS = {
     "nstar_kernel_convexity": 3,
     "nstar_net_power": 3,
     "nstar_scaling": 3,
+    "pstar_scaling": 3,
+    "pstar_ratio": 3,
 }
 
 

@@ -40,6 +40,7 @@ from ntkgap.verdicts.intervals import (
     depths_needed,
     interval_kind,
     log_interval,
+    mean_weights,
     median_ci,
     ratio_interval,
     seed_range,
@@ -83,6 +84,11 @@ def _num(v):
 
 def _fmt(v) -> str:
     return "open" if v is None else f"{v:.3g}"
+
+
+def _key_text(key) -> str:
+    """A depth L as ``L=3``; any other key (a cell label) as itself."""
+    return f"L={key}" if isinstance(key, int) else str(key)
 
 
 def _tr(transform, v):
@@ -154,7 +160,7 @@ def _report(name, rule, ci, kinds, need, sets, transform) -> dict:
         + f", CI [{_fmt(out['lo'])}, {_fmt(out['hi'])}] over {out['seeds']} seeds"
         + (f" ({ci['reason']})" if ci and ci["reason"] else "")
         + "; depths: "
-        + ", ".join(f"L={L} {k}" for L, k in kinds.items())
+        + ", ".join(f"{_key_text(L)} {k}" for L, k in kinds.items())
         + f" ({usable} usable of {need} needed)"
     )
     return out
@@ -302,6 +308,83 @@ def net_power(net: dict, constituents: dict, rule: dict | None = None, *, level=
         2,
         rule,
         float,
+        level,
+    )
+
+
+def pstar_scaling(pstar: dict, x: dict, exponent: float, rule: dict | None = None, *,
+                  level=0.95) -> dict:  # fmt: skip
+    """The exponent of a published law P* ~ x^exponent across cells, minus
+    the law's exponent (0 is the law).
+
+    Per seed, the least-squares slope of log P* on log x over the set its
+    per-cell intervals allow (a censored P* is a bound); median and CI over
+    seeds of these sets; the depth gate counts usable cells. Needs >= 2 cells.
+
+    Args:
+        pstar: {cell label: per-seed P*} (forms as ``nstar_ratio_growth``).
+        x: {cell label: the law's abscissa} (e.g. m^L of a hierarchy model).
+        exponent: the law's exponent.
+        rule: the rule on slope - exponent (e.g. equivalence within a
+            margin, min_depths 3); None: no verdict.
+        level: the CI's least coverage.
+
+    Returns:
+        the same fields as ``nstar_ratio_growth``, the value being the
+        slope minus ``exponent``.
+
+    References:
+        Cagnetta, Petrini, Tomasini, Favero & Wyart, Phys. Rev. X 14,
+        031001 (2024) (P* ~ n_c m^L for the trained CNN).
+    """
+    keys = sorted(set(pstar) & set(x))
+    per_depth = {k: {s: log_interval(v) for s, v in by_seed(pstar[k]).items()} for k in keys}
+    return _growth(
+        f"exponent of P* in x, minus {exponent:g}",
+        per_depth,
+        {k: math.log(x[k]) for k in keys},
+        slope_weights,
+        2,
+        rule,
+        lambda v: v - exponent,
+        level,
+    )
+
+
+def pstar_ratio(a: dict, b: dict, expected: float, rule: dict | None = None, *,
+                level=0.95) -> dict:  # fmt: skip
+    """log2 of P*(A) / P*(B) averaged over cells, minus the law's ``expected``.
+
+    Per seed, the mean over the cells of the log2 ratio ranges over the set
+    its per-cell ratio intervals allow (``ratio_interval``: a side censored
+    makes the cell's ratio a bound; both censored alike drop the cell for
+    that seed); median and CI over seeds. Needs >= 1 cell.
+
+    Args:
+        a: predictor A, {cell label: per-seed P*}.
+        b: predictor B, same labels; seeds paired per cell.
+        expected: the law's log2 ratio (1 for P* linear in n_c, n_c 4 over 2).
+        rule: the rule on the mean log2 ratio minus ``expected``; None: no verdict.
+        level: the CI's least coverage.
+
+    Returns:
+        the same fields as ``nstar_ratio_growth``.
+
+    References:
+        Cagnetta et al., Phys. Rev. X 14, 031001 (2024) (P* ~ n_c m^L).
+    """
+    depths, seeds = _paired(a, b)
+    per_depth = {
+        L: {s: ratio_interval(by_seed(a[L])[s], by_seed(b[L])[s]) for s in seeds} for L in depths
+    }
+    return _growth(
+        f"mean log2 P*(A)/P*(B), minus {expected:g}",
+        per_depth,
+        {L: 0.0 for L in depths},
+        mean_weights,
+        1,
+        rule,
+        lambda v: v / math.log(2.0) - expected,
         level,
     )
 

@@ -200,6 +200,18 @@ def convexity_weights(depths) -> np.ndarray:
     return slope_weights(0.5 * (L[:-1] + L[1:])) @ D
 
 
+def mean_weights(x) -> np.ndarray:
+    """The mean over the points as a linear functional of y.
+
+    Args:
+        x: the points (only their number is read).
+
+    Returns:
+        w = 1/k for each of the k points.
+    """
+    return np.full(len(x), 1.0 / len(x))
+
+
 def seed_range(x, intervals, weights_of, min_points: int) -> tuple[float, float]:
     """The set of values of a linear statistic consistent with one seed.
 

@@ -5,7 +5,9 @@ per level of depth (``nstar_ratio_growth``), the dichotomy's two halves
 (``nstar_kernel_convexity``: the kernel's per-level factor grows with depth;
 ``nstar_net_power``: the trained net's n* is a power of the number of
 constituents) and a published scaling law of one predictor's n*
-(``nstar_scaling``). A censored n* is an interval (above the largest n
+(``nstar_scaling``), and the published sample complexity P* of the random
+hierarchy model on the classification error (``pstar_scaling``: P* against
+m^L; ``pstar_ratio``: P* at two n_c). A censored n* is an interval (above the largest n
 searched, or at most the smallest): per seed the statistic ranges over the
 values consistent with the intervals, and the median and CI over seeds are
 those of interval data; depth-indexed claims report ``depths_resolved`` and
@@ -26,7 +28,8 @@ import numpy as np
 
 from ntkgap.errors import UsageError
 from ntkgap.runs import scaling, store
-from ntkgap.targets import constituents, parse_target
+from ntkgap.runs.registry import CLASSIFICATION
+from ntkgap.targets import constituents, parse_target, rhm
 from ntkgap.verdicts import interval_statistics, intervals, selection
 from ntkgap.verdicts.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, TOO_FEW_DEPTHS, Measured
 from ntkgap.verdicts.selection import Side
@@ -485,6 +488,104 @@ def nstar_scaling(p: dict, exp: str) -> Measured:
         lo_censored=bool(ci.get("lo_censored")),
         hi_censored=bool(ci.get("hi_censored")),
     )
+
+
+#: the abscissae a ``pstar_scaling`` claim may name (``x``): m^L of each cell,
+#: the published law's dependence on the depth L and the synonyms m
+PSTAR_X = {"m^L": lambda m, L: rhm.paper_pstar(1, m, L)}
+
+
+def _pstar_cells(exp: str, p: dict, family: dict) -> dict:
+    """{cell label "m=..,L=..": (target, per-seed P*)} of the claim's side
+    ``a`` on ``family``: classification searches at eps = the claim's
+    (default each target's ``rhm.pstar_threshold``)."""
+    recs = selection.searches(
+        exp, Side.parse(p["a"]), p.get("eps", rhm.PSTAR_EPS),
+        lambda t: selection.matches(t, family), error=p.get("target_error", CLASSIFICATION),
+    )  # fmt: skip
+    out = {}
+    for t, r in recs.items():
+        m, L = selection.param_of(t, "m"), selection.depth_of(t)
+        out[f"m={m},L={L}"] = (t, r["per_seed"], (m, L))
+    return dict(sorted(out.items()))
+
+
+def _cells_text(cells: dict) -> str:
+    return ", ".join(f"{k}: {_median_text(v[1])}" for k, v in cells.items()) or "none"
+
+
+def _median_text(per_seed) -> str:
+    n, cens = _median_n(per_seed)
+    return {None: f"{n:.3g}", "right": f"> {n:.3g}", "left": f"<= {n:.3g}"}.get(cens, "unknown")
+
+
+def pstar_scaling(p: dict, exp: str) -> Measured:
+    """The published law P* ~ n_c m^L of a hierarchy model (at fixed n_c, P*
+    ~ x = m^L), on the classification error: per seed the least-squares slope
+    of log P* on log x over the set its per-cell intervals allow
+    (``interval_statistics.pstar_scaling``; censored cells are bounds), the
+    value the median seed's slope minus ``exponent``.
+
+    Args:
+        p: the claim's params (``a = [method, arch prefix]``, ``family``,
+            ``x`` (a key of ``PSTAR_X``), ``exponent``; ``eps`` default
+            ``rhm.PSTAR_EPS``) with its ``rule``.
+        exp: the experiment's name.
+
+    Returns:
+        Measured (``verdict`` set).
+
+    References:
+        Cagnetta, Petrini, Tomasini, Favero & Wyart, Phys. Rev. X 14,
+        031001 (2024).
+    """
+    if p.get("x") not in PSTAR_X:
+        raise UsageError(f"claim params: x={p.get('x')!r} (allowed: {', '.join(PSTAR_X)})")
+    cells = _pstar_cells(exp, p, p["family"])
+    x = {k: PSTAR_X[p["x"]](*mL) for k, (_, _, mL) in cells.items()}
+    out = interval_statistics.pstar_scaling(
+        {k: v[1] for k, v in cells.items()}, x, float(p.get("exponent", 1)), p["rule"]
+    )
+    detail = (
+        f"classification P* of {' '.join(map(str, p['a']))} against x = {p['x']}: "
+        + ", ".join(f"{k} (x={x[k]:g}): {_median_text(v[1])}" for k, v in cells.items())
+        + f"; {out['detail']}"
+    )
+    data = {k: out[k] for k in ("depths", "per_seed", "seeds_decided") if k in out}
+    return _measured(out, detail, dict(data, x=x))
+
+
+def pstar_ratio(p: dict, exp: str) -> Measured:
+    """P* at the larger n_c over P* at the smaller, on the same (m, L) cells
+    of a hierarchy model family, on the classification error: per seed the
+    mean over cells of log2 of the ratio over the set its per-cell intervals
+    allow (``interval_statistics.pstar_ratio``), minus the published law's
+    log2(n_c ratio) (``rhm.paper_pstar``).
+
+    Args:
+        p: the claim's params (``a``, ``family`` without n_c, ``n_c = [B, A]``:
+            the ratio is P*(A) / P*(B); ``eps`` as ``pstar_scaling``) with its ``rule``.
+        exp: the experiment's name.
+
+    Returns:
+        Measured (``verdict`` set).
+
+    References:
+        Cagnetta et al., Phys. Rev. X 14, 031001 (2024) (P* ~ n_c m^L).
+    """
+    nb, na = p["n_c"]
+    a, b = (_pstar_cells(exp, p, dict(p["family"], n_c=n)) for n in (na, nb))
+    # the law's ratio does not depend on (m, L): read it at m = L = 1
+    expected = math.log2(rhm.paper_pstar(na, 1, 1) / rhm.paper_pstar(nb, 1, 1))
+    out = interval_statistics.pstar_ratio(
+        {k: v[1] for k, v in a.items()}, {k: v[1] for k, v in b.items()}, expected, p["rule"]
+    )
+    detail = (
+        f"classification P* of {' '.join(map(str, p['a']))}, n_c={na} over n_c={nb}: "
+        f"n_c={na}: {_cells_text(a)}; n_c={nb}: {_cells_text(b)}; {out['detail']}"
+    )
+    data = {k: out[k] for k in ("depths", "per_seed", "seeds_decided") if k in out}
+    return _measured(out, detail, dict(data, expected_log2=expected))
 
 
 def nstar_by_key(exp: str, side: Side, family: dict, key: str, eps: float) -> dict:

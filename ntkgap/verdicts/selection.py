@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from ntkgap.errors import UsageError
 from ntkgap.runs import registry, store
-from ntkgap.targets import parse_spec
+from ntkgap.targets import parse_spec, rhm
 
 #: a search cell without a ``ridge`` is ridgeless: the kernel search's declared default
 RIDGELESS = registry.METHODS["ntk_search"].params["ridge"].default
@@ -60,19 +60,26 @@ def matches(spec: str, family: dict) -> bool:
     return all(s.params.get(k) == v for k, v in family.items() if k != "name")
 
 
-def at(cell: dict, eps: float, ridge=RIDGELESS) -> bool:
-    """The eps/ridge filter of search cells: whether ``cell`` searched for
-    error level ``eps`` with this ridge.
+def at(cell: dict, eps, ridge=RIDGELESS, error: str | None = None) -> bool:
+    """The eps/ridge/error filter of search cells: whether ``cell`` searched
+    for error level ``eps`` with this ridge, on this error.
 
     Args:
         cell: a stored search cell.
-        eps: the error level (equal to ``EPS_TOL``).
+        eps: the error level (equal to ``EPS_TOL``), or ``rhm.PSTAR_EPS``
+            (each cell's own P* threshold, from its target's n_c).
         ridge: the ridge (a number, or ``"tuned"``: the validation-tuned
             kernel); a cell without one is ``RIDGELESS``.
+        error: the cell's ``target_error`` (None: the regression error, a
+            cell without one).
 
     Returns:
         bool.
     """
+    if cell.get("target_error") != error:
+        return False
+    if eps == rhm.PSTAR_EPS:
+        eps = rhm.threshold_of(eps, param_of(cell["target"], "n_c"))
     return abs(cell["eps"] - eps) <= EPS_TOL and cell.get("ridge", RIDGELESS) == ridge
 
 
@@ -120,7 +127,8 @@ class Side:
         return arch.startswith(self.arch) if self.prefix else arch == self.arch
 
 
-def searches(experiment: str, side: Side, eps: float, want=None, budget: str = "base") -> dict:
+def searches(experiment: str, side: Side, eps, want=None, budget: str = "base",
+             error: str | None = None) -> dict:  # fmt: skip
     """The one collector of search records: those of one predictor at one
     error level, for claims, the report and figures.
 
@@ -132,6 +140,7 @@ def searches(experiment: str, side: Side, eps: float, want=None, budget: str = "
         budget: where a target was searched with several step budgets (a
             robustness rerun), ``"base"`` keeps the smallest, ``"max"`` the
             largest; searches without ``steps`` (kernels) have one.
+        error: the cells' ``target_error`` (see ``at``).
 
     Returns:
         dict {target: search record}, in stored order.
@@ -140,7 +149,7 @@ def searches(experiment: str, side: Side, eps: float, want=None, budget: str = "
     for cell, res in store.results(experiment, side.method):
         if not side.has_arch(cell["arch"]) or (want is not None and not want(cell["target"])):
             continue
-        if not at(cell, eps, side.ridge):
+        if not at(cell, eps, side.ridge, error):
             continue
         t, k = cell["target"], cell.get("steps", 0)
         if t not in steps or (k < steps[t] if budget == "base" else k > steps[t]):
