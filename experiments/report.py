@@ -222,10 +222,11 @@ CAPTIONS = {
     "validity, n* above 10% of the distinct inputs) of each activation's NTK on sparse "
     "parity d = 12 for b_std = 0, 0.1, 1, on the sawtooth and the E4 trees (b_std = 0.1), and "
     "of fc:depth=2 with residual blocks or LayerNorm. Bottom right: per claim, the ratio "
-    "n*(own tree NTK) / n*(trained tree net) of the median seeds against depth L on tanh trees "
-    "(same architecture, activation and splits), with the median seed's growth per level and "
-    "the verdict.",
-    "e10_predict": "E10. Predicted against measured n*(0.1), log-log: the kernel's eigenlearning "
+    "n*(own tree NTK) / n*(trained tree net) of the median seeds against depth L on the "
+    "random-node trees (same architecture, activation and splits; arrows: a bound, one side "
+    "censored), with the median seed's growth per level and the verdict.",
+    "e10_predict": "E10. Predicted against measured n*(eps), log-log (eps 0.1 for E4 and E8, 0.3 "
+    "for E9's regression cells; each point predicted at its own eps): the kernel's eigenlearning "
     "n* and the trained net's n* from the constituent law fitted on the other families (filled: "
     "held out; hollow: in-sample; bars: 95% prediction intervals; triangles: censored).",
     "e11_after_kernel": "E11. Kernel-target alignment at initialisation and after training, and "
