@@ -115,7 +115,7 @@ figures/e10_predict.png: $(RUN)e10_predict $(RUN)e4_trees $(RUN)e8_universality 
 # $(JOBS) pytest workers, one test file each at a time (--dist loadfile), so
 # a file's module fixtures (the pipeline's shrunk experiments) run once
 test: $(STAMP)
-	$(PY) -m pytest tests -n $(JOBS) --dist loadfile --durations=15
+	$(PY) -m pytest tests -n $(JOBS) --dist loadfile --no-loadscope-reorder --durations=15
 
 test-ref: $(REF_STAMP)
 	$(REF_VENV)/bin/python -m pytest $(REF_TESTS)

@@ -34,6 +34,21 @@ NT_KERNEL_RTOL = {
 }
 
 
+# The longest files, started first: `make test` runs the files in this order
+# (--dist loadfile --no-loadscope-reorder), so the pipeline's one long fixture
+# does not start last, with the other worker idle (xdist's own order is by
+# number of tests, which put it at the end). The others keep collection order.
+FIRST = ("test_pipeline.py", "test_runner.py", "test_compare.py", "test_predict_families.py")
+
+
+def pytest_collection_modifyitems(items):
+    def rank(item):
+        name = os.path.basename(str(item.path))
+        return FIRST.index(name) if name in FIRST else len(FIRST)
+
+    items.sort(key=rank)  # stable: each file's tests stay together and in order
+
+
 @pytest.fixture(autouse=True)
 def _strict_numpy():
     old = np.seterr(all="raise", under="ignore")

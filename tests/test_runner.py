@@ -499,8 +499,11 @@ def _shrink(cell):
         c.update(n_min=4, n_max=8, seeds=c["seeds"][:2], n_test=4)
     if c["method"] in ("net_search", "after_kernel_search"):
         c.update(steps=50, width=min(c["width"], 8), eval_every=25)
+        if isinstance(c.get("lr"), list):  # one rate: the sweep still runs, without growing
+            c["lr"] = c["lr"][:1]
     if c["method"] == "after_kernel":
-        c.update(steps=50, width=min(c["width"], 8), eval_every=25, n_test=16)
+        c.update(steps=50, n=min(c["n"], 16), width=min(c["width"], 8), seeds=c["seeds"][:1],
+                 eval_every=25, n_test=16)  # fmt: skip
     return c
 
 
