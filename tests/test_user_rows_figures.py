@@ -312,6 +312,60 @@ def test_row16_e8_marks_censored_cells_lightly_with_a_legend(figure_env):
     assert "Verdicts" in _verdict_text(fig)
 
 
+def _e9_plant():
+    """E9 classification searches (v = 8) at n_c = 2, 4: the trained CNN at
+    P* = 3 n_c m^L + L (no two alike); its NTK at two cells, censored above n_max at (3, 3);
+    a regression decoy at P* = 7777 the panel must not read. Returns the
+    CNN's {(n_c, m, L): P*}."""
+    from ntkgap.targets import rhm
+
+    cells, net = [], {}
+    for n_c, (m, L) in itertools.product((2, 4), ((2, 3), (2, 4), (3, 3))):
+        t, a = f"rhm:v=8,n_c={n_c},m={m},s=2,L={L},seed=0", f"tree:share=1,arity=2,L={L}"
+        base = {"arch": a, "target": t, "eps": rhm.pstar_threshold(n_c), "seeds": list(range(8)),
+                "n_min": 8, "n_max": 512, "target_error": "classification"}  # fmt: skip
+        net[n_c, m, L] = v = 3.0 * rhm.paper_pstar(n_c, m, L) + L
+        med = {"n_star": v, "censored": None, "lo": v / 2, "hi": 2 * v}
+        cells.append((dict(base, method="net_search"), {"median": med, "per_seed": []}))
+        if L == 3:
+            cens = "right" if m == 3 else None
+            med = {"n_star": 512.0 if cens else 200.0, "censored": cens, "lo": None, "hi": None}
+            cells.append((dict(base, method="ntk_search"), {"median": med, "per_seed": []}))
+    decoy = {k: v for k, v in cells[0][0].items() if k != "target_error"}
+    cells.append((decoy, {"median": {"n_star": 7777.0, "censored": None}, "per_seed": []}))
+    _plant("e9_rhm", cells)
+    return net
+
+
+def test_e9_draws_the_classification_pstar_against_n_c_m_L(figure_env):
+    net = _e9_plant()
+    fig = _draw(figure_env, "fig_e9_rhm.py")
+    (ax,) = [ax for ax in fig.axes if ax.get_xlabel().startswith("n_c m^L")]
+    assert ax.get_xscale() == ax.get_yscale() == "log"
+    points = [ln for ln in ax.lines if ln.get_marker() in ("o", "s") and len(ln.get_xdata())]
+    filled = {ln.get_ydata()[0]: ln for ln in points if ln.get_markerfacecolor() != "none"}
+    opened = [ln.get_ydata()[0] for ln in points if ln.get_markerfacecolor() == "none"]
+    assert sorted(filled) == sorted(net.values()) and opened == [200.0, 200.0]
+    for (n_c, m, L), v in net.items():  # at its x = n_c m^L, one colour per n_c
+        x = filled[v].get_xdata()[0] / (n_c * m**L)
+        assert 0.8 < x < 1.25
+    colours = {n_c: {str(filled[v].get_color()) for (c, _, _), v in net.items() if c == n_c}
+               for n_c in (2, 4)}  # fmt: skip
+    assert all(len(c) == 1 for c in colours.values()) and colours[2] != colours[4]
+    arrows = [a for a in ax.texts if a.arrow_patch and not a.get_text()]
+    assert sorted((a.xyann[1], a.xy[1] > a.xyann[1]) for a in arrows) == [(512, True)] * 2
+    assert not any(7777.0 in ln.get_ydata() for a in fig.axes for ln in a.lines)
+    assert sum(t.get_text() == "m=2,L=3" for t in ax.texts) == 2
+    _labels_clear(ax, fig.canvas.get_renderer())
+    assert "E9-P-nc2" in ax.get_title() and "Verdicts" in _verdict_text(fig)
+
+
+def test_e9_draws_without_classification_cells(figure_env):
+    fig = _draw(figure_env, "fig_e9_rhm.py")
+    (ax,) = [ax for ax in fig.axes if ax.get_xlabel().startswith("n_c m^L")]
+    assert any("no results" in t.get_text() for t in ax.texts)
+
+
 def _report():
     """experiments/report.py as a module (its main() not run)."""
     spec = importlib.util.spec_from_file_location(

@@ -75,7 +75,7 @@ def bound_legend(ax):
     ax.plot([], [], marker=r"$\uparrow$", ls="none", color="k", ms=8, label=BOUND_LABEL)
 
 
-def nstar_point(ax, x, med, color, marker):
+def nstar_point(ax, x, med, color, marker, **kw):
     """One search's median n*: the point with its CI bars, or where censored
     an arrow from its bound (:func:`bound_arrow`); nothing when the median
     has no n*.
@@ -86,6 +86,8 @@ def nstar_point(ax, x, med, color, marker):
         med: the search's ``median`` record (n_star, censored, lo, hi).
         color: the predictor's colour.
         marker: its marker.
+        **kw: further keywords of the point's ``errorbar`` (e.g.
+            ``mfc="none"``: an open marker).
 
     Returns:
         None.
@@ -97,7 +99,7 @@ def nstar_point(ax, x, med, color, marker):
     else:
         lo, hi = med["lo"] or med["n_star"], med["hi"] or med["n_star"]
         yerr = [[med["n_star"] - lo], [hi - med["n_star"]]]
-        ax.errorbar(x, med["n_star"], yerr=yerr, fmt=marker, color=color, capsize=2, ms=5)
+        ax.errorbar(x, med["n_star"], yerr=yerr, fmt=marker, color=color, capsize=2, ms=5, **kw)
 
 
 def _summary_is_fresh(path, exp, config_path):
