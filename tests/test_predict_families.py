@@ -55,7 +55,9 @@ def _config_pairs():
             if not runs_config.has_profile(cfg, prof):
                 continue
             for c in runs_config.expand(cfg, prof, validate=False):
-                if c["method"] not in ("net_search", "ntk_search"):
+                # predict's law and theory are of the regression error; E9's classification
+                # cells (target_error, P* at eps_rand / 10) are read by the E9-P claims only
+                if c["method"] not in ("net_search", "ntk_search") or c.get("target_error"):
                     continue
                 fam = selection.family_label(selection.family_of(c["target"]))
                 key = (fam, predictions.arch_variant(c["arch"]), c["eps"])
