@@ -135,16 +135,16 @@ def pstar_panel(ax):
 
 def main():
     fig = plt.figure(figsize=(9.0, 8.4))
-    rows = fig.add_gridspec(3, 1, height_ratios=(1.0, 0.17, 1.2))
-    top = [fig.add_subplot(g) for g in rows[0].subgridspec(1, 2)]
+    grid = fig.add_gridspec(3, 2, height_ratios=(1.0, 0.17, 1.2))  # flat: tight_layout fits it
+    top = [fig.add_subplot(grid[0, i]) for i in (0, 1)]
     drawn = [regression_panel(ax, cid) for ax, cid in zip(top, ("E9-cnn-scaling-L",
                                                                  "E9-cnn-scaling-m"))]  # fmt: skip
     if not any(drawn):
         style.no_data(top[0], EXP)
-    keys = fig.add_subplot(rows[1])
+    keys = fig.add_subplot(grid[1, :])
     keys.axis("off")
     keys.legend(*top[0].get_legend_handles_labels(), loc="center", ncol=4, fontsize=7)
-    bottom, side = (fig.add_subplot(g) for g in rows[2].subgridspec(1, 2, width_ratios=(1.6, 1)))
+    bottom, side = fig.add_subplot(grid[2, 0]), fig.add_subplot(grid[2, 1])
     if not pstar_panel(bottom):
         style.no_data(bottom, f"{EXP}'s classification P*")
         bottom.set(xticks=[], yticks=[])
