@@ -139,9 +139,10 @@ def test_claim_statistics_read_stored_searches(monkeypatch):
         for kernel, n in (("after", after), ("net", net), ("init", ntk)):
             rows["after_kernel_search"].append((dict(base, kernel=kernel), per_seed(n)))
     lazy = [{"kernel_change": 0.01, "after_kernel_test_mse": 0.1, "init_kernel_test_mse": 0.1}]
+    rich = {"kernels_per_seed": [dict(lazy[0], kernel_change=1.0)] * 12}
+    # alpha None is how a rich net's cell is stored (the registry's default): not lazy
     rows["after_kernel"] = [({"alpha": 100.0}, {"kernels_per_seed": lazy * 12}),
-                            ({"alpha": 1.0}, {"kernels_per_seed": [dict(lazy[0], kernel_change=1.0)]
-                                              * 12})]  # fmt: skip
+                            ({"alpha": 1.0}, rich), ({"alpha": None}, rich)]  # fmt: skip
     monkeypatch.setattr(mechanism.store, "results", lambda exp, m: rows[m])
     m = mechanism.after_kernel_claim({"eps": 0.1, "rule": {"threshold": 0.5}}, "e11")
     assert m.data["depth"] == 4 and m.value == pytest.approx(0.5, abs=0.01)

@@ -235,8 +235,10 @@ def lazy_control_claim(p: dict, exp: str) -> Measured:
     Returns:
         Measured: the median kernel change and its CI, ``verdict`` set.
     """
+    # alpha None: the plain (unscaled) model, a rich net, never a lazy one
     runs = [k for cell, r in store.results(exp, "after_kernel")
-            if cell["alpha"] >= p["alpha_min"] for k in r["kernels_per_seed"]]  # fmt: skip
+            if (cell.get("alpha") or 0.0) >= p["alpha_min"]
+            for k in r["kernels_per_seed"]]  # fmt: skip
     if not runs:
         return Measured(None, detail="no lazy after_kernel cells stored", verdict="inconclusive")
     res = lazy_control(runs, kernel_tol=p["rule"]["threshold"], mse_tol=p["mse_tol"])
