@@ -20,7 +20,8 @@ def _rows():
     """{regime: {L: [run_kernels dict per (seed, n)]}} of the fixed-n cells."""
     out = {}
     for cell, r in store.results(NAME, "after_kernel"):
-        regime = "lazy (alpha 100, sgd)" if cell["alpha"] > 1 else "rich (E4's tree net)"
+        lazy = (cell.get("alpha") or 0) > 1  # alpha None: the plain model, a rich net
+        regime = "lazy (alpha 100, sgd)" if lazy else "rich (E4's tree net)"
         out.setdefault(regime, {}).setdefault(_depth(cell), []).extend(r["kernels_per_seed"])
     return out
 
