@@ -10,10 +10,7 @@
 # result (from gpu_run.sh) is put in each results folder first (prefill/), so `run` skips it.
 # Same setup as gpu_run.sh (.whl/ wheels, image's jax 0.11.2). Usage (device, repo root):
 #   bash benchmarks/gpu_net_check.sh   [OUT=folder]
-set -o pipefail
-OUT=${OUT:-$PWD/gpu_out}
-mkdir -p "$OUT"
-ROOT=$PWD
+source "$(dirname "$0")/gpu_setup.sh"  # OUT, ROOT, gpu_setup
 NET=5c9dd41bcd5c98dff466
 
 cell() {  # label, results folder, cores, env...
@@ -28,9 +25,7 @@ cell() {  # label, results folder, cores, env...
 
 main() {
     SECONDS=0
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-        --target /tmp/site .whl/*.whl || return 1
-    export PYTHONPATH=$ROOT:/tmp/site PYTHONUNBUFFERED=1
+    gpu_setup || return 1
     date -u
     (cell gpu_highest /tmp/r_gpu_highest 0-3 JAX_DEFAULT_MATMUL_PRECISION=highest
      if [ $SECONDS -lt 200 ]; then

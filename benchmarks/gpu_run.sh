@@ -23,18 +23,13 @@
 #   5. $OUT/summary.json (per cell: seconds, median n*, per-seed n*) and
 #      $OUT/results.tgz (the stored result files).
 # Usage (on the device, repository root): bash benchmarks/gpu_run.sh   [OUT=folder]
-set -o pipefail
-OUT=${OUT:-$PWD/gpu_out}
-mkdir -p "$OUT"
-ROOT=$PWD
+source "$(dirname "$0")/gpu_setup.sh"  # OUT, ROOT, gpu_setup
 R1=/tmp/gpu_results
 R2=/tmp/gpu_results_2core
 
 main() {
     SECONDS=0
-    python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade \
-        --target /tmp/site .whl/*.whl || return 1
-    export PYTHONPATH=$ROOT:/tmp/site PYTHONUNBUFFERED=1
+    gpu_setup || return 1
     date -u
     nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
     echo "nproc: $(nproc)"
