@@ -3,13 +3,21 @@ alignment at initialisation and at the end, and the relative weight
 movement, rich nets (E4's settings) beside the lazy control (alpha 100)."""
 
 import style  # noqa: I001  (first: puts experiments/ on sys.path)
+import os
+
 import numpy as np
 from style import plt
 
 from ntkgap import specs
+from ntkgap.runs import config as runs_config
 from ntkgap.runs import store
+from ntkgap.verdicts import mechanism
 
 NAME = "e11_after_kernel"
+CONFIG = os.path.join(style.ROOT, "experiments", f"{NAME}.toml")
+# the lazy control's alpha_min, as its claim (E11-lazy-control) declares it
+ALPHA_MIN = next(c["params"]["alpha_min"] for c in runs_config.load_config(CONFIG)["claim"]
+                 if c["statistic"] == "lazy_control")  # fmt: skip
 
 
 def _depth(cell):
@@ -20,7 +28,7 @@ def _rows():
     """{regime: {L: [run_kernels dict per (seed, n)]}} of the fixed-n cells."""
     out = {}
     for cell, r in store.results(NAME, "after_kernel"):
-        lazy = (cell.get("alpha") or 0) > 1  # alpha None: the plain model, a rich net
+        lazy = mechanism.is_lazy(cell, ALPHA_MIN)
         regime = "lazy (alpha 100, sgd)" if lazy else "rich (E4's tree net)"
         out.setdefault(regime, {}).setdefault(_depth(cell), []).extend(r["kernels_per_seed"])
     return out

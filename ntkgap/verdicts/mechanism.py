@@ -224,6 +224,12 @@ def after_kernel_claim(p: dict, exp: str) -> Measured:
     )  # fmt: skip
 
 
+def is_lazy(cell: dict, alpha_min: float) -> bool:
+    """Whether a stored net cell is a lazy one: its output scale alpha (Chizat, Oyallon & Bach
+    2019) is at least ``alpha_min``; alpha None is the plain, unscaled model (a rich net)."""
+    return (cell.get("alpha") or 0.0) >= alpha_min
+
+
 def lazy_control_claim(p: dict, exp: str) -> Measured:
     """Claim statistic ``lazy_control`` (E11-lazy-control) from stored ``after_kernel`` cells.
 
@@ -235,10 +241,8 @@ def lazy_control_claim(p: dict, exp: str) -> Measured:
     Returns:
         Measured: the median kernel change and its CI, ``verdict`` set.
     """
-    # alpha None: the plain (unscaled) model, a rich net, never a lazy one
     runs = [k for cell, r in store.results(exp, "after_kernel")
-            if (cell.get("alpha") or 0.0) >= p["alpha_min"]
-            for k in r["kernels_per_seed"]]  # fmt: skip
+            if is_lazy(cell, p["alpha_min"]) for k in r["kernels_per_seed"]]  # fmt: skip
     if not runs:
         return Measured(None, detail="no lazy after_kernel cells stored", verdict="inconclusive")
     res = lazy_control(runs, kernel_tol=p["rule"]["threshold"], mse_tol=p["mse_tol"])
