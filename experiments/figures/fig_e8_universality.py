@@ -16,7 +16,7 @@ from matplotlib.patches import Patch, Rectangle
 from style import plt
 
 from ntkgap import specs
-from ntkgap.verdicts import claims, selection
+from ntkgap.verdicts import claims, intervals, selection
 from ntkgap.runs import config as runs_config, store
 from ntkgap.nets.arch import ACTS
 from ntkgap.kernels.eigenlearning import VALID_FRACTION
@@ -171,17 +171,25 @@ fig.colorbar(im, ax=axes[1, 0], fraction=0.04)
 # (d) trained side: each ratio claim's n*(own NTK) / n*(trained net) per L; a censored side
 # makes the ratio a bound (drawn as one), never a dropped depth
 def ratio_points(d):
-    """[(L, ratio, side)] of a ratio claim's data: side None (both resolved), "right" (the
-    ratio lies above: the kernel not reached, or the net reached at its smallest n) or
-    "left" (below); a depth whose two sides leave the ratio unbounded is left out."""
+    """[(L, ratio, side)] of a ratio claim's data: side None (both resolved), "right" (a
+    lower bound) or "left" (an upper bound), by the verdicts' own interval rule
+    (``intervals.ratio_interval``); a depth whose ratio is unbounded both ways is left out."""
     out = []
     for L, a, b, ca, cb in zip(d.get("L", []), d.get("a", []), d.get("b", []),
                                d.get("a_censored", []), d.get("b_censored", [])):  # fmt: skip
-        sides = {"right" if ca == "right" else "left" if ca else None,
-                 "left" if cb == "right" else "right" if cb else None} - {None}  # fmt: skip
-        if a and b and len(sides) <= 1:
-            out.append((L, a / b, next(iter(sides), None)))
+        if not (a and b):
+            continue
+        lo, hi = intervals.ratio_interval(_bounds(a, ca), _bounds(b, cb))
+        kind = intervals.interval_kind((lo, hi))
+        if kind != "unknown":
+            side = {"lower bound": "right", "upper bound": "left"}.get(kind)
+            out.append((L, math.exp(hi if side == "left" else lo), side))
     return out
+
+
+def _bounds(v, censored):
+    """(low, high) of a median n*: censored "right" lies above v, "left" at or below it."""
+    return (v, math.inf) if censored == "right" else (0.0, v) if censored else (v, v)
 
 
 ax = axes[1, 1]
