@@ -225,8 +225,16 @@ def after_kernel_claim(p: dict, exp: str) -> Measured:
 
 
 def is_lazy(cell: dict, alpha_min: float) -> bool:
-    """Whether a stored net cell is a lazy one: its output scale alpha (Chizat, Oyallon & Bach
-    2019) is at least ``alpha_min``; alpha None is the plain, unscaled model (a rich net)."""
+    """Whether a stored net cell is a lazy one (Chizat, Oyallon & Bach 2019).
+
+    Args:
+        cell: a stored net cell (``alpha``: its output scale; None is the plain, unscaled
+            model, a rich net).
+        alpha_min: the least alpha that counts as lazy (the claim's ``alpha_min``).
+
+    Returns:
+        bool: alpha is set and at least ``alpha_min``.
+    """
     return (cell.get("alpha") or 0.0) >= alpha_min
 
 
