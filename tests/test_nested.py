@@ -146,3 +146,43 @@ def test_nested_search_is_bit_identical_across_reruns():
     a, b = sample_complexity._ntk_nested(cell), sample_complexity._ntk_nested(cell)
     assert a == b
     assert {"median", "per_seed", "evaluations", "factorizations"} <= set(a) and a["nested"]
+
+
+@pytest.mark.parametrize("order", ["C", "F"])
+@pytest.mark.parametrize("n,m,capacity", [(37, 50, 64), (37, 64, 64), (5, 6, 8), (37, 70, 64)])
+def test_grow_square_keeps_the_leading_block_in_place_when_there_is_room(order, n, m, capacity):
+    rng = np.random.default_rng(n + m)
+    want = rng.standard_normal((n, n))
+    buf = krr.Workspace(capacity).take("x", 0)
+    a = krr.square(buf, n, order=order)
+    a[...] = want
+    got_buf, b = krr.grow_square(buf, a, m, order=order)
+    assert b.shape == (m, m) and b.flags[order + "_CONTIGUOUS"]
+    assert (got_buf is buf) == (m <= capacity)  # in place exactly when it fits
+    np.testing.assert_array_equal(b[:n, :n], want)  # overlapping moves copied correctly
+    other = np.asfortranarray(want) if order == "C" else np.ascontiguousarray(want)
+    assert krr.grow_square(buf, other, m, order=order)[0] is not buf  # not buf's own matrix
+
+
+def test_a_factor_grown_in_its_buffer_equals_numpy_cholesky():
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((300, 3))
+    k = np.exp(-np.sqrt(((x[:, None] - x[None]) ** 2).sum(-1)))
+    buf = krr.Workspace(300).take("f", 0)
+    f = krr.factor(k[:40, :40], out=buf)
+    for a, b in ((40, 41), (41, 160), (160, 300)):  # one point, then blocks
+        f = krr.extend(f, k[:a, a:b], k[a:b, a:b])
+        assert f.buf is buf and f.c.shape == (b, b)
+    want = np.linalg.cholesky(k)
+    np.testing.assert_allclose(np.tril(f.c), want, rtol=1e-10, atol=1e-12)
+
+
+def test_a_reused_workspace_gives_each_seed_the_curve_it_gets_alone():
+    a, t = parse_arch("tree:arity=2,L=3"), parse_target("tree:d=40,L=3,arity=2,node=tanh")
+    ws = krr.Workspace(192)
+    first = ntk_predictor.NestedCurve(a, t, seed=0, n_test=64, workspace=ws)
+    first.at(192), first.at(30)
+    shared = ntk_predictor.NestedCurve(a, t, seed=1, n_test=64, workspace=ws)
+    alone = ntk_predictor.NestedCurve(a, t, seed=1, n_test=64)
+    for n in (12, 100, 150, 40):
+        assert shared.at(n) == alone.at(n)

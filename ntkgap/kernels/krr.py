@@ -13,7 +13,12 @@ so the Gram at n is the leading block of the Gram at m > n, and its Cholesky
 factor the leading block of the factor at m. ``factor`` factors once,
 ``extend`` grows a factor by new points (block Cholesky: growing in steps
 costs one factorization's flops), ``leading_solve`` solves any leading n
-from it. Jitter rule: a factor carries one jitter, the one the rule above
+from it. A :class:`Workspace` holds the flat buffers a nested curve grows
+in: a matrix of n points is the first n * n entries of its buffer (leading
+dimension n, so LAPACK reads it without a copy), and growing to m points
+moves its columns apart in place (``grow_square``) instead of allocating
+and copying into a new array; the buffers outlive one seed's curve, so the
+next seed's reuses their memory. Jitter rule: a factor carries one jitter, the one the rule above
 chooses at its largest n (``extend`` keeps it while it suffices, else the
 caller refactors at the larger n); it applies to every smaller n. By
 eigenvalue interlacing a leading block is never worse conditioned than the
@@ -62,6 +67,7 @@ class Factor:
     rcond: float
     note: str
     colsum: np.ndarray
+    buf: np.ndarray | None = None  # the flat buffer ``c`` is a view of (``extend`` reuses it)
 
     @property
     def size(self) -> int:
@@ -81,13 +87,15 @@ def _column_abs_sums(K, rows: int = 512) -> np.ndarray:
     return acc
 
 
-def factor(k_train, *, ridge: float = 0.0, max_jitter: float = 1e-2) -> Factor:
+def factor(k_train, *, ridge: float = 0.0, max_jitter: float = 1e-2, out=None) -> Factor:
     """The Cholesky factor of K + (ridge + jitter) I, jitter by the module's rule.
 
     Args:
         k_train: the training Gram K(X, X), shape (n, n).
         ridge: the ridge added to the diagonal (finite, >= 0).
         max_jitter: the largest jitter tried, relative to mean diag.
+        out: a flat float64 buffer of at least n * n entries to factor in
+            (a :class:`Workspace`'s); None: a new array.
 
     Returns:
         a :class:`Factor` (lower factor ``c``, Fortran order).
@@ -112,7 +120,12 @@ def factor(k_train, *, ridge: float = 0.0, max_jitter: float = 1e-2) -> Factor:
         # K is symmetric, so K^T (a Fortran-ordered view of a C-ordered K) is
         # the same matrix: copying it is a plain memcpy, not a transpose, and
         # LAPACK then factors the copy in place
-        A = np.array(K.T if K.flags.c_contiguous else K, order="F")
+        src = K.T if K.flags.c_contiguous else K
+        if out is None:
+            A = np.array(src, order="F")
+        else:
+            A = square(out, n, order="F")
+            A[...] = src
         A[np.diag_indices(n)] += ridge + jitter
         try:
             c, _ = sla.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
@@ -126,7 +139,7 @@ def factor(k_train, *, ridge: float = 0.0, max_jitter: float = 1e-2) -> Factor:
         if jitter >= max_jitter * scale:
             raise UsageError(f"Gram matrix not positive definite even with jitter {jitter:.1e}")
         jitter = 1e-12 * scale if jitter == 0.0 else jitter * 10.0
-    return Factor(c, float(ridge), float(jitter), rcond, note, colsum)
+    return Factor(c, float(ridge), float(jitter), rcond, note, colsum, out)
 
 
 def extend(f: Factor, k_cross, k_new) -> Factor | None:
@@ -137,7 +150,9 @@ def extend(f: Factor, k_cross, k_new) -> Factor | None:
 
     With L L^T = K11 + D, the grown factor is [[L, 0], [B, L22]] with
     B = K21 L^-T and L22 L22^T = K22 + D - B B^T, so growing a factor in
-    steps costs the flops of one factorization at the final size.
+    steps costs the flops of one factorization at the final size. A factor
+    with a buffer (``factor(..., out=)``) grows in it when it has room
+    (:func:`grow_square`): ``f`` is then consumed, valid no longer.
 
     Args:
         f: the factor of the first n points.
@@ -154,23 +169,82 @@ def extend(f: Factor, k_cross, k_new) -> Factor | None:
     k_cross, k_new = np.asarray(k_cross, np.float64), np.asarray(k_new, np.float64)
     _check("Gram matrix", k_cross)
     _check("Gram matrix", k_new)
-    c = np.zeros((n + p, n + p), order="F")
-    c[:n, :n] = f.c
     bt = sla.solve_triangular(f.c, k_cross, lower=True, check_finite=False)  # B^T = L^-1 K12
-    c[n:, :n] = bt.T
     s22 = k_new - bt.T @ bt
     s22[np.diag_indices(p)] += f.ridge + f.jitter
     try:
-        c[n:, n:] = sla.cholesky(s22, lower=True, check_finite=False)
+        l22 = sla.cholesky(s22, lower=True, check_finite=False)
     except np.linalg.LinAlgError:
         return None
+    buf, c = grow_square(f.buf, f.c, n + p, order="F")
+    c[:n, n:] = 0.0
+    c[n:, :n] = bt.T
+    c[n:, n:] = l22
     a12 = np.abs(k_cross)
     colsum = np.concatenate([f.colsum + a12.sum(axis=1), a12.sum(axis=0) + np.abs(k_new).sum(0)])
     anorm = float(np.max(colsum)) + f.ridge
     rcond = float(sla.lapack.dpocon(c, anorm + f.jitter, uplo="L")[0])
     if rcond < RCOND_MIN:
         return None
-    return Factor(c, f.ridge, f.jitter, rcond, f.note, colsum)
+    return Factor(c, f.ridge, f.jitter, rcond, f.note, colsum, buf)
+
+
+class Workspace:
+    """Flat float64 buffers, by name, that nested curves grow their Grams and
+    factors in (see the module doc). With a capacity, a buffer is made once
+    for ``capacity`` points (its untouched pages cost no memory) and a later
+    curve taking the same name reuses it: the earlier curve's matrices are
+    then overwritten, so one curve per workspace is alive at a time.
+    """
+
+    def __init__(self, capacity: int = 0):
+        """Args: capacity: the most points a curve is expected to grow to (0: none)."""
+        self.capacity = int(capacity)
+        self._bufs: dict = {}
+
+    def take(self, name: str, size: int, reserve: int | None = None) -> np.ndarray:
+        """The flat buffer ``name`` with at least ``size`` entries, made or
+        enlarged as needed (the contents of an enlarged buffer are lost) with
+        room for ``reserve`` entries (default: capacity^2); where the system
+        refuses that reservation, with room for ``size`` only."""
+        buf = self._bufs.get(name)
+        if buf is None or buf.size < size:
+            room = self.capacity**2 if reserve is None else int(reserve)
+            try:
+                buf = np.empty(max(int(size), room))
+            except MemoryError:  # a strict overcommit policy: no reservation
+                buf = np.empty(int(size))
+            self._bufs[name] = buf
+        return buf
+
+
+def square(buf: np.ndarray, n: int, *, order: str = "C") -> np.ndarray:
+    """The n x n matrix stored in the first n * n entries of the flat
+    ``buf`` (leading dimension n: contiguous in ``order``), a view."""
+    return buf[: n * n].reshape((n, n), order=order)
+
+
+def grow_square(buf, a, m: int, *, order: str = "C"):
+    """The n x n matrix ``a`` as the leading block of an m x m one (m >= n;
+    the other blocks unset), in place in ``buf`` when ``a`` is its leading
+    square and it has room for m * m entries, else in a new buffer.
+
+    In place, the n rows (C order) or columns (F order) of length n move
+    from offset j * n to j * m, the last first: a move never writes over a
+    row not yet moved (numpy copies an overlapping slice correctly).
+
+    Returns:
+        (the buffer, the m x m view of it).
+    """
+    n = a.shape[0]
+    leading = buf is not None and a.ctypes.data == buf.ctypes.data
+    if not leading or buf.size < m * m or not a.flags[order + "_CONTIGUOUS"]:
+        buf = np.empty(m * m)
+        square(buf, m, order=order)[:n, :n] = a
+        return buf, square(buf, m, order=order)
+    for j in range(n - 1, 0, -1):
+        buf[j * m : j * m + n] = buf[j * n : j * n + n]
+    return buf, square(buf, m, order=order)
 
 
 def leading_solve(f: Factor, n: int, y) -> np.ndarray:

@@ -10,7 +10,10 @@ at the largest n asked for (grown by block Cholesky as larger n are asked,
 leading block: a whole learning curve, or an n* search, costs about one
 factorization per seed (per ridge value for the tuned ridge). The jitter of
 a factor is the one ``krr``'s rule chooses at its largest n, and applies to
-every smaller n (``krr``'s module doc). :func:`evaluate` is the curve at one n.
+every smaller n (``krr``'s module doc). The Gram, the test cross Gram and
+the factors grow in place in a :class:`~ntkgap.kernels.krr.Workspace`, which
+a search passes from one seed's curve to the next. :func:`evaluate` is the
+curve at one n.
 """
 
 from __future__ import annotations
@@ -47,8 +50,10 @@ class NestedCurve:
     """
 
     def __init__(self, arch, target, *, seed, n_test=2000, ridge=0.0, noise=0.0, kind="ntk",
-                 variance=None):  # fmt: skip
-        """Args: as :func:`evaluate` (``ridge``: a number >= 0 or ``"tuned"``)."""
+                 variance=None, workspace=None):  # fmt: skip
+        """Args: as :func:`evaluate` (``ridge``: a number >= 0 or ``"tuned"``);
+        ``workspace``: the :class:`~ntkgap.kernels.krr.Workspace` to grow in
+        (its earlier curve is void once this one grows; None: a new one)."""
         if isinstance(ridge, str) and ridge != TUNED:
             raise UsageError(f"ridge={ridge!r} is not allowed (allowed: a number >= 0, {TUNED!r})")
         if variance is None:
@@ -58,6 +63,8 @@ class NestedCurve:
         self.factorizations, self.generation, self.size = 0, 0, 0
         self.K = self.kt = self.x = self.y = None
         self.factors: dict = {}  # grid factor (tuned) or 0.0 -> krr.Factor
+        self._info: dict = {}
+        self.ws = krr.Workspace() if workspace is None else workspace
 
     def grow(self, n: int) -> None:
         """Cover pools up to n points (no-op when already covered)."""
@@ -65,6 +72,7 @@ class NestedCurve:
         if n <= self.size:
             return
         sp = split(self.target, n, seed=self.seed, n_test=self.n_test)
+        self._info[n] = sp.info()  # the split's facts, for at(n)
         dom, kind = self.target.domain, self.kind
         xi = self.arch.inputs(dom, np.concatenate([sp.x_train, sp.x_val]))
         y = np.concatenate([sp.y_train, sp.y_val])
@@ -74,23 +82,33 @@ class NestedCurve:
             y = y + np.sqrt(self.noise) * np.concatenate(eps)[:n]
         m = self.size
         if m == 0:
-            K = kernels.gram(self.arch, xi, kind=kind)
-            xt = self.arch.inputs(dom, sp.x_test)
-            rows = memory.predict_block_rows(n)
-            self.kt = np.concatenate(
-                [kernels.gram(self.arch, xt[i : i + rows], xi, kind=kind)
-                 for i in range(0, xt.shape[0], rows)]
-            )  # fmt: skip
-            self.xt, self.y_test = xt, sp.y_test
+            self.xt, self.y_test = self.arch.inputs(dom, sp.x_test), sp.y_test
+            K = kernels.gram(self.arch, xi, kind=kind)  # into the workspace at the first growth
         else:
             k12 = kernels.gram(self.arch, self.x, xi[m:], kind=kind)
-            k22 = kernels.gram(self.arch, xi[m:], kind=kind)
-            K = np.empty((n, n))
-            K[:m, :m], K[:m, m:], K[m:, :m], K[m:, m:] = self.K, k12, k12.T, k22
-            self.kt = np.concatenate([self.kt, kernels.gram(self.arch, self.xt, xi[m:], kind=kind)],
-                                     axis=1)  # fmt: skip
+            _, K = krr.grow_square(self.ws.take("K", n * n), self.K, n)
+            K[:m, m:], K[m:, :m] = k12, k12.T
+            K[m:, m:] = kernels.gram(self.arch, xi[m:], kind=kind)
+        self._grow_kt(m, n, xi)
         self.K, self.x, self.y, self.size = K, xi, y, n
         self._refactor(m)
+
+    def _grow_kt(self, m: int, n: int, xi) -> None:
+        """The test points' cross Gram from m to n pool points: columns of one
+        (n_test, capacity) buffer, so ``kt[:, :n]`` is a view at every n."""
+        rows = self.xt.shape[0]
+        cap = self.kt.shape[1] if self.kt is not None else 0
+        if n > cap:
+            cap = max(n, self.ws.capacity)
+            kt = self.ws.take("kt", rows * cap, reserve=rows * self.ws.capacity)
+            kt = kt[: rows * cap].reshape(rows, cap)
+            if m:  # a buffer too small for n: its columns copied over
+                kt[:, :m] = self.kt[:, :m].copy()
+            self.kt = kt
+        step = memory.predict_block_rows(n)
+        for i in range(0, rows, step):
+            self.kt[i : i + step, m:n] = kernels.gram(self.arch, self.xt[i : i + step], xi[m:],
+                                                      kind=self.kind)  # fmt: skip
 
     def _ridges(self) -> dict:
         if not isinstance(self.ridge, str):
@@ -109,7 +127,7 @@ class NestedCurve:
             old = self.factors.get(f)
             new = None if old is None else krr.extend(old, K[:m, m:], K[m:, m:])
             if new is None:
-                new = krr.factor(K, ridge=r)
+                new = krr.factor(K, ridge=r, out=self.ws.take(f"factor {f}", n * n))
                 self.factorizations += 1
                 remade |= old is not None and new.jitter != old.jitter
             self.factors[f] = new
@@ -138,7 +156,7 @@ class NestedCurve:
             # sampling error of the test points
             "test_mse_se": float(np.std(sq) / np.sqrt(sq.size)) / var,
             "train_mse": float(np.mean(_row_squares(self.K[:n, :n] @ alpha, self.y[:n]))) / var,
-            **split(self.target, n, seed=self.seed, n_test=self.n_test).info(),
+            **self._split_info(n),
             "ridge": fac.ridge, "jitter": fac.jitter, "rcond": fac.rcond, "note": fac.note,
             "factor_n": fac.size,
             **extra,
@@ -150,6 +168,11 @@ class NestedCurve:
         if return_predictions:
             out["test_predictions"] = pred
         return out
+
+    def _split_info(self, n: int) -> dict:
+        if n not in self._info:
+            self._info[n] = split(self.target, n, seed=self.seed, n_test=self.n_test).info()
+        return self._info[n]
 
     def _tune(self, n: int):
         """The RIDGE_GRID factor with the lowest validation MSE at n (the first
