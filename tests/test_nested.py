@@ -105,7 +105,9 @@ def test_jitter_from_the_largest_n_changes_no_n_star(seed):
     the search read from that factor finds the n* of independent per-n fits
     (each with its own jitter, none below 192) and of scipy solves."""
     a, t = parse_arch("tree:arity=2,L=3"), parse_target("tree:d=40,L=3,arity=2,node=tanh")
-    curve = ntk_predictor.NestedCurve(a, t, seed=seed, n_test=64)
+    ws = krr.Workspace(240)  # the search's way: grown in place, refactored in place
+    curve = ntk_predictor.NestedCurve(a, t, seed=seed, n_test=64, workspace=ws)
+    curve.at(8), curve.at(60)  # factors first made without a jitter, then grown
     assert curve.at(240)["jitter"] > 0 and curve.at(100)["jitter"] == curve.at(240)["jitter"]
     assert ntk_predictor.evaluate(a, t, 100, seed=seed, n_test=64)["jitter"] == 0.0
     nested = search.run_nested(lambda s, n: curve.at(n)["test_mse"], [seed], 0.1, 4, 240)
@@ -116,7 +118,7 @@ def test_jitter_from_the_largest_n_changes_no_n_star(seed):
     def scipy_solves(batch):
         return [_brute(a, t, n, s, 64) for s, n in batch]
 
-    assert curve.factorizations == 1
+    assert curve.factorizations == 2 and curve.generation == 1  # remade at 240, in place
     for ref in (search.run_search(own, [seed], 0.1, 4, 240),
                 search.run_search(scipy_solves, [seed], 0.1, 4, 240)):  # fmt: skip
         (got,), (want,) = nested["seeds"], ref["seeds"]
@@ -160,8 +162,15 @@ def test_grow_square_keeps_the_leading_block_in_place_when_there_is_room(order, 
     assert b.shape == (m, m) and b.flags[order + "_CONTIGUOUS"]
     assert (got_buf is buf) == (m <= capacity)  # in place exactly when it fits
     np.testing.assert_array_equal(b[:n, :n], want)  # overlapping moves copied correctly
-    other = np.asfortranarray(want) if order == "C" else np.ascontiguousarray(want)
-    assert krr.grow_square(buf, other, m, order=order)[0] is not buf  # not buf's own matrix
+    # any other matrix is copied into the buffer when it has room, else into a new one
+    other = rng.standard_normal((n, n))
+    got_buf, b = krr.grow_square(got_buf, other, m, order=order)
+    assert (got_buf is buf) == (m <= capacity)
+    np.testing.assert_array_equal(b[:n, :n], other)
+    inside = krr.square(buf[n * n :], n, order=order)  # a matrix elsewhere in the buffer
+    inside[...] = want
+    got_buf, b = krr.grow_square(buf, inside, min(m, capacity), order=order)
+    np.testing.assert_array_equal(b[:n, :n], want)
 
 
 def test_a_factor_grown_in_its_buffer_equals_numpy_cholesky():
@@ -186,3 +195,40 @@ def test_a_reused_workspace_gives_each_seed_the_curve_it_gets_alone():
     alone = ntk_predictor.NestedCurve(a, t, seed=1, n_test=64)
     for n in (12, 100, 150, 40):
         assert shared.at(n) == alone.at(n)
+
+
+def test_the_gram_and_factor_grow_in_the_workspace_and_a_taken_workspace_is_refused():
+    a, t = parse_arch("tree:arity=2,L=3"), parse_target("tree:d=40,L=3,arity=2,node=tanh")
+    ws = krr.Workspace(160)
+    curve = ntk_predictor.NestedCurve(a, t, seed=0, n_test=64, workspace=ws)
+    curve.at(20), curve.at(40)  # the second growth moves the Gram into the workspace
+    k_at, f_at = curve.K.ctypes.data, curve.factors[0.0].c.ctypes.data
+    curve.at(160)  # then grows it in place, beyond the test cross Gram's first columns
+    assert np.shares_memory(curve.K, ws.take("K", 0)) and curve.K.ctypes.data == k_at
+    assert curve.factors[0.0].c.ctypes.data == f_at
+    assert curve.factors[0.0].buf is ws.take("factor 0.0", 0)
+    np.testing.assert_array_equal(curve.K, _gram_of(a, t, 160, seed=0))
+    ntk_predictor.NestedCurve(a, t, seed=1, n_test=64, workspace=ws).at(10)
+    with pytest.raises(RuntimeError, match="another curve"):
+        curve.at(30)
+
+
+def test_the_test_cross_gram_past_its_capacity_keeps_its_columns():
+    a, t = parse_arch("tree:arity=2,L=3"), parse_target("tree:d=40,L=3,arity=2,node=tanh")
+    curve = ntk_predictor.NestedCurve(a, t, seed=3, n_test=64, workspace=krr.Workspace(50))
+    curve.at(30), curve.at(50), curve.at(120)  # 120 > capacity: re-laid out in one buffer
+    alone = ntk_predictor.NestedCurve(a, t, seed=3, n_test=64)  # grown the same way, alone
+    alone.at(30), alone.at(50), alone.at(120)
+    for n in (30, 50, 120, 77):
+        assert curve.at(n) == alone.at(n)
+    sp = split(t, 120, seed=3, n_test=64)
+    want = gram.gram(a, a.inputs(t.domain, sp.x_test), _pool(a, t, sp))
+    np.testing.assert_array_equal(curve.kt[:, :120], want)
+
+
+def _pool(arch, t, sp):
+    return arch.inputs(t.domain, np.concatenate([sp.x_train, sp.x_val]))
+
+
+def _gram_of(arch, t, n, seed):
+    return gram.gram(arch, _pool(arch, t, split(t, n, seed=seed, n_test=64)))

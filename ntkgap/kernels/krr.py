@@ -18,8 +18,10 @@ in: a matrix of n points is the first n * n entries of its buffer (leading
 dimension n, so LAPACK reads it without a copy), and growing to m points
 moves its columns apart in place (``grow_square``) instead of allocating
 and copying into a new array; the buffers outlive one seed's curve, so the
-next seed's reuses their memory. Jitter rule: a factor carries one jitter, the one the rule above
-chooses at its largest n (``extend`` keeps it while it suffices, else the
+next seed's reuses their memory (one curve owns a workspace at a time).
+
+Jitter rule: a factor carries one jitter, the one the rule above chooses at
+its largest n (``extend`` keeps it while it suffices, else the
 caller refactors at the larger n); it applies to every smaller n. By
 eigenvalue interlacing a leading block is never worse conditioned than the
 whole Gram, so a jitter that suffices at the largest n suffices below it.
@@ -152,7 +154,8 @@ def extend(f: Factor, k_cross, k_new) -> Factor | None:
     B = K21 L^-T and L22 L22^T = K22 + D - B B^T, so growing a factor in
     steps costs the flops of one factorization at the final size. A factor
     with a buffer (``factor(..., out=)``) grows in it when it has room
-    (:func:`grow_square`): ``f`` is then consumed, valid no longer.
+    (:func:`grow_square`): ``f`` is then consumed, valid no longer, even
+    when the grown factor's rcond then fails (None).
 
     Args:
         f: the factor of the first n points.
@@ -194,12 +197,14 @@ class Workspace:
     factors in (see the module doc). With a capacity, a buffer is made once
     for ``capacity`` points (its untouched pages cost no memory) and a later
     curve taking the same name reuses it: the earlier curve's matrices are
-    then overwritten, so one curve per workspace is alive at a time.
+    then overwritten, so one curve owns a workspace at a time (``owner``,
+    which a curve sets when it starts and checks before it reads).
     """
 
     def __init__(self, capacity: int = 0):
         """Args: capacity: the most points a curve is expected to grow to (0: none)."""
         self.capacity = int(capacity)
+        self.owner = None
         self._bufs: dict = {}
 
     def take(self, name: str, size: int, reserve: int | None = None) -> np.ndarray:
@@ -219,31 +224,49 @@ class Workspace:
 
 
 def square(buf: np.ndarray, n: int, *, order: str = "C") -> np.ndarray:
-    """The n x n matrix stored in the first n * n entries of the flat
-    ``buf`` (leading dimension n: contiguous in ``order``), a view."""
+    """The n x n matrix stored in the first n * n entries of a flat buffer.
+
+    Args:
+        buf: a flat float64 array of at least n * n entries.
+        n: the matrix's size (its leading dimension).
+        order: ``"C"`` (rows contiguous) or ``"F"`` (columns contiguous).
+
+    Returns:
+        an (n, n) view of ``buf``, contiguous in ``order``.
+    """
     return buf[: n * n].reshape((n, n), order=order)
 
 
 def grow_square(buf, a, m: int, *, order: str = "C"):
-    """The n x n matrix ``a`` as the leading block of an m x m one (m >= n;
-    the other blocks unset), in place in ``buf`` when ``a`` is its leading
-    square and it has room for m * m entries, else in a new buffer.
+    """An n x n matrix as the leading block of an m x m one in a flat buffer
+    (m >= n; the other blocks are left unset).
 
-    In place, the n rows (C order) or columns (F order) of length n move
-    from offset j * n to j * m, the last first: a move never writes over a
-    row not yet moved (numpy copies an overlapping slice correctly).
+    When ``a`` is ``buf``'s own leading square (``square(buf, n)``) and
+    ``buf`` has room for m * m entries, in place: the n rows (C order) or
+    columns (F order) of length n move from offset j * n to j * m, the last
+    first, so a move never writes over a row not yet moved (numpy copies a
+    slice overlapping its destination correctly). Any other ``a`` is copied
+    into ``buf`` when it has room, else into a new buffer.
+
+    Args:
+        buf: a flat float64 buffer, or None (a new one is made).
+        a: the n x n matrix.
+        m: the size to grow to.
+        order: the layout of ``a`` and of the result, ``"C"`` or ``"F"``.
 
     Returns:
-        (the buffer, the m x m view of it).
+        (the buffer, the m x m view of it whose leading block is ``a``).
     """
     n = a.shape[0]
-    leading = buf is not None and a.ctypes.data == buf.ctypes.data
-    if not leading or buf.size < m * m or not a.flags[order + "_CONTIGUOUS"]:
+    if buf is None or buf.size < m * m:
         buf = np.empty(m * m)
-        square(buf, m, order=order)[:n, :n] = a
+    elif a.ctypes.data == buf.ctypes.data and a.flags[order + "_CONTIGUOUS"]:
+        for j in range(n - 1, 0, -1):
+            buf[j * m : j * m + n] = buf[j * n : j * n + n]
         return buf, square(buf, m, order=order)
-    for j in range(n - 1, 0, -1):
-        buf[j * m : j * m + n] = buf[j * n : j * n + n]
+    elif np.shares_memory(a, buf):  # a elsewhere in buf: read it before writing
+        a = a.copy()
+    square(buf, m, order=order)[:n, :n] = a
     return buf, square(buf, m, order=order)
 
 

@@ -82,16 +82,23 @@ class NestedCurve:
             y = y + np.sqrt(self.noise) * np.concatenate(eps)[:n]
         m = self.size
         if m == 0:
+            self.ws.owner = self
             self.xt, self.y_test = self.arch.inputs(dom, sp.x_test), sp.y_test
-            K = kernels.gram(self.arch, xi, kind=kind)  # into the workspace at the first growth
+            K = kernels.gram(self.arch, xi, kind=kind)  # into the workspace at the next growth
         else:
+            self._check_owner()
             k12 = kernels.gram(self.arch, self.x, xi[m:], kind=kind)
+            k22 = kernels.gram(self.arch, xi[m:], kind=kind)  # both before K moves
             _, K = krr.grow_square(self.ws.take("K", n * n), self.K, n)
-            K[:m, m:], K[m:, :m] = k12, k12.T
-            K[m:, m:] = kernels.gram(self.arch, xi[m:], kind=kind)
+            K[:m, m:], K[m:, :m], K[m:, m:] = k12, k12.T, k22
         self._grow_kt(m, n, xi)
         self.K, self.x, self.y, self.size = K, xi, y, n
         self._refactor(m)
+
+    def _check_owner(self) -> None:
+        """Refuse to read buffers a later curve of the workspace has taken."""
+        if self.ws.owner is not self:
+            raise RuntimeError("NestedCurve: its workspace now belongs to another curve")
 
     def _grow_kt(self, m: int, n: int, xi) -> None:
         """The test points' cross Gram from m to n pool points: columns of one
@@ -103,7 +110,8 @@ class NestedCurve:
             kt = self.ws.take("kt", rows * cap, reserve=rows * self.ws.capacity)
             kt = kt[: rows * cap].reshape(rows, cap)
             if m:  # a buffer too small for n: its columns copied over
-                kt[:, :m] = self.kt[:, :m].copy()
+                old = self.kt[:, :m]
+                kt[:, :m] = old.copy() if np.shares_memory(old, kt) else old
             self.kt = kt
         step = memory.predict_block_rows(n)
         for i in range(0, rows, step):
@@ -143,6 +151,7 @@ class NestedCurve:
         of the factor it was solved from)."""
         n = int(n)
         self.grow(n)
+        self._check_owner()
         extra, f = {}, 0.0
         if isinstance(self.ridge, str):
             f, extra = self._tune(n)
@@ -170,6 +179,7 @@ class NestedCurve:
         return out
 
     def _split_info(self, n: int) -> dict:
+        """The split's facts at n (``Split.info``), computed once per n."""
         if n not in self._info:
             self._info[n] = split(self.target, n, seed=self.seed, n_test=self.n_test).info()
         return self._info[n]
