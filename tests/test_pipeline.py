@@ -1,7 +1,7 @@
 """End to end, as `make figures` runs it, on every experiment's smallest
-config: each experiments/*.toml shrunk (two smallest n, two seeds, 100
-training steps, width <= 16, one learning rate per search, at most three
-archs and targets per theory grid), run by the CLI's runner into a
+config: each experiments/*.toml shrunk (two grid tables of a kind, two
+smallest n, two seeds, 100 training steps, width <= 16, one learning rate
+per search, at most three archs and targets per theory grid), run by the CLI's runner into a
 temporary results folder, then every figure script and the report read
 only those results. Figures and verdicts from such tiny runs mean nothing;
 what is checked is that the whole chain runs, writes every file it
@@ -87,6 +87,31 @@ def _toml_value(v):
     return json.dumps(v)  # strings, ints and floats read back the same in TOML
 
 
+#: grid tables kept per (method, target family, error, arch families) in a profile: the
+#: chain's every path at two settings, without every depth's compilations (the figures
+#: and claims then read fewer depths, which they must handle anyway)
+TABLES_PER_KIND = 2
+
+
+def _kind(grid):
+    def family(v):
+        return tuple(sorted({str(x).split(":")[0] for x in (v if isinstance(v, list) else [v])}))
+
+    return (grid["method"], family(grid.get("target", grid.get("domain", ""))),
+            grid.get("target_error"), family(grid.get("arch", "")))  # fmt: skip
+
+
+def _fewer(grids):
+    """The first TABLES_PER_KIND grid tables of each kind, in config order."""
+    seen, out = {}, []
+    for g in grids:
+        k = _kind(g)
+        seen[k] = seen.get(k, 0) + 1
+        if seen[k] <= TABLES_PER_KIND:
+            out.append(g)
+    return out
+
+
 def _write_small(path, out_dir):
     with open(path, "rb") as fh:
         cfg = tomllib.load(fh)
@@ -97,7 +122,7 @@ def _write_small(path, out_dir):
         lines.append(f"[{prof}]")
         if not cfg[prof]["grid"]:
             lines.append("grid = []")
-        for grid in cfg[prof]["grid"]:
+        for grid in _fewer(cfg[prof]["grid"]):
             lines.append(f"[[{prof}.grid]]")
             lines += [f"{k} = {_toml_value(v)}" for k, v in _shrink(grid).items()]
     dest = os.path.join(out_dir, os.path.basename(path))
