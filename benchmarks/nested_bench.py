@@ -55,6 +55,12 @@ def _filing_fits(a, t, n_test):
     return run
 
 
+def _same_brackets(nested, other) -> bool:
+    """Whether a per-n search found every seed's bracket the nested one found."""
+    return all((p["lo"], p["hi"]) == (q["lo"], q["hi"])
+               for p, q in zip(nested["per_seed"], other["seeds"]))  # fmt: skip
+
+
 def _floor(a, t, seeds, factor_n, n_test):
     """CPU seconds of the floor: per seed, the Gram at its largest factored n
     plus one Cholesky of it (the points drawn outside the clock; the
@@ -99,15 +105,13 @@ def rows(L=4, seeds=8, n_max=4096, n_test=2048, eps=0.1, filing=True):
     t0 = time.process_time()
     old = search.run_search(today, cell["seeds"], eps, 4, n_max)
     t_today = time.process_time() - t0
-    same = all((p["lo"], p["hi"]) == (q["lo"], q["hi"])
-               for p, q in zip(nested["per_seed"], old["seeds"]))  # fmt: skip
+    same = _same_brackets(nested, old)
     t_filing = same_filing = None
     if filing:
         t0 = time.process_time()
         fil = search.run_search(_filing_fits(a, t, n_test), cell["seeds"], eps, 4, n_max)
         t_filing = time.process_time() - t0
-        same_filing = all((p["lo"], p["hi"]) == (q["lo"], q["hi"])
-                          for p, q in zip(nested["per_seed"], fil["seeds"]))  # fmt: skip
+        same_filing = _same_brackets(nested, fil)
     t_floor = _floor(a, t, cell["seeds"], nested["factor_n"], n_test)
     per_seed = nested["factorizations"] / seeds
     note = (f"L={L}, {seeds} seeds, n_max {n_max}, n_test {n_test}; factor n "

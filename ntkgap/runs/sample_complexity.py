@@ -274,18 +274,17 @@ def _ntk_nested(cell) -> dict:
     ``factor_n`` (each seed's largest n factored) and ``nested: True``.
     """
     cell = registry.fill(cell)  # callers may pass a raw cell
-    from ntkgap.kernels.krr import Workspace  # import cost: scipy
-    from ntkgap.kernels.ntk_predictor import NestedCurve  # import cost: JAX, scipy
+    from ntkgap.kernels import krr, ntk_predictor  # import cost: JAX, scipy
 
     arch, target = parse_arch(cell["arch"]), target_of(cell)
     variance = target_variance(target)
     curves, records = {}, {}
-    workspace = Workspace(capacity=cell["n_max"])  # one seed's curve after another grows in it
+    workspace = krr.Workspace(capacity=cell["n_max"])  # one seed's curve after another grows in it
 
     def evaluate(seed, n):
         if seed not in curves:
             curves.clear()  # one seed's Gram and factors alive at a time
-            curves[seed] = NestedCurve(
+            curves[seed] = ntk_predictor.NestedCurve(
                 arch, target, seed=seed, n_test=cell["n_test"],
                 ridge=cell["ridge"], variance=variance, workspace=workspace,
             )  # fmt: skip
