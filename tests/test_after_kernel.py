@@ -114,6 +114,24 @@ def test_walsh_share_of_a_planted_kernel_on_the_whole_cube(planted):
     assert got["modes"] == sum(w > 1e-24 for w in weight.values())
 
 
+@pytest.mark.parametrize("n, k", [(40, 3), (200, 25)])
+def test_walsh_share_routes_agree_on_a_random_sample(n, k):
+    # the mode-by-mode route and the transform route compute the same
+    # captured fractions; each is checked here against the other on a
+    # sample with repeated points (the scatter must add them)
+    target = parse_target("tree:d=12,L=3,arity=2,node=tanh")
+    rng = np.random.default_rng(7)
+    x = rng.choice([-1.0, 1.0], size=(n, 12))
+    x[n // 2 :] = x[: n - n // 2]
+    U = np.linalg.qr(rng.standard_normal((n, k)))[0]
+    support, modes, _ = diagnostics.walsh_modes(target)
+    idx = ((x[:, support] < 0).astype(np.int64) << np.arange(support.size)).sum(axis=1)
+    a = diagnostics._captured_by_modes(U, idx, modes, support.size)
+    b = diagnostics._captured_by_transform(U, idx, modes, support.size)
+    assert modes.size > 1 and np.all(a > 0)
+    np.testing.assert_allclose(b, a, rtol=1e-10, atol=1e-13)
+
+
 def _jacobian_gram(apply_fn, params, x1, x2):
     """Gram J1 J2^T from jax.jacobian of the flattened parameters (no neural-tangents)."""
     flat, unravel = ravel_pytree(params)

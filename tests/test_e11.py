@@ -68,6 +68,37 @@ def test_searches_share_evaluations():
     assert not ns_a & {(c["seeds"][0], c["n"]) for c in calls}
 
 
+def test_rate_sweep_is_the_net_searchs_on_net_cells():
+    """With a list of rates, the search's sweep is the net_search's (grown at
+    the edge) on the net_search's own ``net`` cells: same rate, same sweep."""
+    rates = [0.01, 0.03, 0.1]
+
+    def run_cells(cells):  # validation best at lr = 1/3: the grid grows upward
+        return [{"best_val_mse": [abs(math.log(3 * c["lr"])) + 0.1], "diverged": False,
+                 **{k: 0.1 * n0 / c["n"] for k, n0 in PLANTED.items()}} for c in cells]
+
+    def drive(cell):
+        stored, calls = {}, []
+        gen = sample_complexity.steps if cell["method"] == "net_search" else (
+            after_kernel_search.steps)  # fmt: skip
+        res = sample_complexity.drive(
+            gen(cell, lambda c: stored.get(repr(sorted(c.items())))),
+            lambda c, r: stored.__setitem__(repr(sorted(c.items())), r),
+            lambda cells: calls.extend(cells) or run_cells(cells),
+        )  # fmt: skip
+        return res, calls
+
+    got, calls = drive(dict(SEARCH, kernel="after", lr=rates))
+    net = {k: v for k, v in SEARCH.items() if k != "method"} | {"method": "net_search"}
+    want, net_calls = drive(dict(net, lr=rates))
+    assert got["lr_chosen"] == want["lr_chosen"] == pytest.approx(1 / 3)
+    assert got["lr_sweep"] == want["lr_sweep"] and got["lr_sweep"]["extended"]
+    sweep = [c for c in calls if c["method"] == "net"]
+    assert sweep == [c for c in net_calls if c["n"] == sweep[0]["n"]][: len(sweep)]
+    assert {c["lr"] for c in sweep} == set(rates) | set(got["lr_sweep"]["extended"])
+    assert all(c["lr"] == got["lr_chosen"] for c in calls if c["method"] == "after_kernel")
+
+
 # (n*_NTK, n*_after, n*_net) per seed, and the planted share (log-linear)
 SHARES = [
     (1000.0, 100.0, 10.0, 0.5),
@@ -149,3 +180,21 @@ def test_claim_statistics_read_stored_searches(monkeypatch):
     lazy_m = mechanism.lazy_control_claim(
         {"alpha_min": 10.0, "mse_tol": 0.05, "rule": {"threshold": 0.05}}, "e11")  # fmt: skip
     assert lazy_m.value == pytest.approx(0.01) and lazy_m.verdict == "supported"
+
+
+def test_batched_after_kernel_cells_equal_each_cell_alone():
+    """One-seed after_kernel cells of one n train as one program in run_cells
+    (no per-n compile) and give each cell's own result, kernels included."""
+    from ntkgap.runs import methods
+
+    base = dict(method="after_kernel", arch="fc:depth=1,act=tanh",
+                target="tree:d=6,L=2,arity=2,node=tanh", n=24, width=16, lr=0.05,
+                steps=60, eval_every=20, n_test=20)  # fmt: skip
+    cells = [dict(base, seeds=[s]) for s in (0, 1)]
+    together = methods.run_cells(cells)
+    keys = ("test_mse", "after_kernel_test_mse", "init_kernel_test_mse", "alignment_final",
+            "weight_movement", "steps")  # fmt: skip
+    for cell, got in zip(cells, together):
+        alone = methods.run_cell(cell)
+        assert got["batched_runs"] == 2
+        assert {k: got[k] for k in keys} == {k: alone[k] for k in keys}

@@ -27,6 +27,15 @@ def test_fwht_equals_brute_force_subset_sums(s):
     np.testing.assert_allclose(walsh.fwht(f) / 2**s, brute, rtol=0, atol=1e-12)
 
 
+@pytest.mark.parametrize("s, cols", [(1, 3), (5, 4), (8, 2)])
+def test_fwht_of_columns_equals_the_transform_of_each_column(s, cols):
+    # further axes are transformed column by column (the brute-force test
+    # above checks one column)
+    f = np.random.default_rng(s).standard_normal((2**s, cols, 2))
+    want = np.stack([[walsh.fwht(f[:, c, t]) for t in range(2)] for c in range(cols)])
+    np.testing.assert_array_equal(walsh.fwht(f), np.moveaxis(want, 2, 0))
+
+
 @pytest.mark.parametrize(
     "spec",
     [

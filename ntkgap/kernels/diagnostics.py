@@ -19,6 +19,8 @@ from ntkgap.spectral import walsh
 RANKS = ("participation", "entropy")
 # Walsh modes per block of the share's n x modes character matrix
 MODE_BLOCK = 4096
+# entries of the Walsh-share transform route's array at most (2^25: 256 MiB of float64)
+TRANSFORM_ENTRIES = 2**25
 
 
 def _gram(K) -> np.ndarray:
@@ -172,10 +174,29 @@ def walsh_share(K, x, target, k: int | None = None, *, centered: bool = True) ->
     U = top_eigenvectors(K, max(k, 1))
     # point index in the support cube: bit j set where support coordinate j is -1
     idx = ((x[:, support] < 0).astype(np.int64) << np.arange(support.size)).sum(axis=1)
-    captured = np.empty(modes.size)
+    bits = support.size
+    # the cheaper route, the transform's (2^bits, k) array within TRANSFORM_ENTRIES
+    by_transform = bits * 2**bits <= n * modes.size and 2**bits * U.shape[1] <= TRANSFORM_ENTRIES
+    route = _captured_by_transform if by_transform else _captured_by_modes
+    captured = route(U, idx, modes, bits)
+    w = coef**2
+    return {"share": float(w @ captured / w.sum()), "k": int(k), "modes": int(modes.size)}
+
+
+def _captured_by_modes(U, idx, modes, bits):
+    """||U^T chi_S(X)||^2 / n per mode S, each mode's column sampled (n x modes work)."""
+    n, captured = len(idx), np.empty(modes.size)
     for a in range(0, modes.size, MODE_BLOCK):
         S = modes[a : a + MODE_BLOCK]
         chi = 1.0 - 2.0 * (walsh.popcount(idx[:, None] & S[None, :]) & 1)
         captured[a : a + MODE_BLOCK] = np.sum((U.T @ chi) ** 2, axis=0) / n
-    w = coef**2
-    return {"share": float(w @ captured / w.sum()), "k": int(k), "modes": int(modes.size)}
+    return captured
+
+
+def _captured_by_transform(U, idx, modes, bits):
+    """The same numbers from one Walsh transform of U's columns scattered on the
+    support cube: (U^T chi_S(X))_j = sum_z G_j(z) chi_S(z) = (H G_j)(S) with
+    G_j(z) = sum_{i: idx_i = z} U_ij (bits 2^bits work per column)."""
+    G = np.zeros((2**bits, U.shape[1]))
+    np.add.at(G, idx, U)
+    return np.sum(walsh.fwht(G)[modes] ** 2, axis=1) / len(idx)

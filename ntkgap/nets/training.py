@@ -380,6 +380,7 @@ def train_runs(
     cfg: TrainConfig | None = None,
     n_test: int = 2000,
     workers: int | None = None,
+    return_params: bool = False,
 ) -> list[dict]:
     """Train one network per (seed, n) run, runs of different n together.
 
@@ -398,6 +399,8 @@ def train_runs(
       n_test: test points per run.
       workers: threads sharing the vmapped groups (default
         ``cores.train_workers()``).
+      return_params: also return each run's ``params_init`` and
+        ``params_final`` (as ``train``'s, one-entry lists).
 
     Returns:
       list, one per run in order: the dict ``train`` returns for that one
@@ -409,7 +412,11 @@ def train_runs(
     out = []
     for r in recs:
         r = dict(r, curve=[row for row in r["curve"] if row[0] <= r["steps"]])
-        out.append(train_results.result([r], info, arch, target, width, cfg, False))
+        res = train_results.result([r], info, arch, target, width, cfg, False)
+        if return_params:
+            p0, p1 = jax.tree_util.tree_map(np.asarray, r["params"])
+            res.update(params_init=[p0], params_final=[p1])
+        out.append(res)
     return out
 
 

@@ -14,11 +14,12 @@ configuration share every evaluation they both ask for (stored once), and
 the other two score.
 
 The search is :mod:`ntkgap.runs.search`'s adaptive search, the learning
-rate (a list) is chosen on validation at ``sweep_n`` by
-``sample_complexity.choose_lr`` (the net_search's rule, on the same
-trainings, so the same rate), and the result has the form of every other
-search (``sample_complexity``'s: ``median``, ``per_seed``,
-``evaluations``), plus ``kernel``.
+rate (a list) is chosen by the net_search's own sweep
+(``sample_complexity.lr_sweep``: validation at ``sweep_n``, the grid grown
+at an edge) on the net_search's own ``net`` evaluation cells, trained
+without kernels (the sweep needs only their validation errors), and the
+result has the form of every other search (``sample_complexity``'s:
+``median``, ``per_seed``, ``evaluations``), plus ``kernel``.
 """
 
 from __future__ import annotations
@@ -45,9 +46,14 @@ def evaluation_cell(cell: dict, n: int, seed: int, lr=None) -> dict:
         dict: the matching ``net_search``'s evaluation cell with
         ``method = "after_kernel"`` and the kernels' ``ridge``.
     """
-    net = {k: v for k, v in cell.items() if k not in ("kernel", "ridge")}
-    out = sample_complexity.evaluation_cell(dict(net, method="net_search"), n, seed, lr)
+    out = sample_complexity.evaluation_cell(_net_search(cell), n, seed, lr)
     return dict(out, method="after_kernel", ridge=cell["ridge"])
+
+
+def _net_search(cell: dict) -> dict:
+    """The ``net_search`` cell whose trainings an after_kernel_search scores."""
+    return dict({k: v for k, v in cell.items() if k not in ("kernel", "ridge")},
+                method="net_search")  # fmt: skip
 
 
 def _error(r: dict, key: str) -> float:
@@ -71,18 +77,6 @@ def _evaluate(cell, load, pairs, lr):
     return out
 
 
-def _sweep(cell, load):
-    """Generator: the learning rate chosen on validation (the net_search's rule)."""
-    grid = search.geometric_grid(cell["n_min"], cell["n_max"], cell["resolution"])
-    n0 = cell.get("sweep_n") or grid[len(grid) // 2]
-    vals = {}
-    for lr in cell["lr"]:
-        res = yield from _evaluate(cell, load, [(s, n0) for s in cell["seeds"]], lr)
-        vals[lr] = [sample_complexity.best_val(r) for r in res.values()]
-    best, table = sample_complexity.choose_lr(vals)
-    return best, {"n": int(n0), "median_best_val_mse": {repr(k): v for k, v in table.items()}}
-
-
 def steps(cell: dict, load):
     """The search of an ``after_kernel_search`` cell as a generator of steps
     (the protocol of ``sample_complexity.steps``: yields lists of batches of
@@ -103,8 +97,8 @@ def steps(cell: dict, load):
     if cell["kernel"] not in ERROR_KEY:
         raise UsageError(f"kernel={cell['kernel']!r} (allowed: {', '.join(ERROR_KEY)})")
     lr, sweep = None, None
-    if isinstance(cell.get("lr"), list):
-        lr, sweep = yield from _sweep(cell, load)
+    if isinstance(cell.get("lr"), list):  # the net_search's sweep, on its own net cells
+        lr, sweep = yield from sample_complexity.lr_sweep(_net_search(cell), load)
     state = search.new_search(
         cell["seeds"], cell["eps"], cell["n_min"], cell["n_max"], factor=cell["resolution"]
     )

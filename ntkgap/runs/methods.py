@@ -79,9 +79,9 @@ def run_cell(cell: dict, experiment: str | None = None, results: str | None = No
 
 
 def run_cells(cells: list, experiment: str | None = None, results: str | None = None) -> list[dict]:
-    """Computes several cells, in order; one-seed ``net`` cells that differ
-    only in ``n`` and ``seeds`` train as one program
-    (:func:`ntkgap.nets.training.train_runs`), the rest one by one.
+    """Computes several cells, in order; one-seed ``net`` (or
+    ``after_kernel``) cells that differ only in ``n`` and ``seeds`` train as
+    one program (:func:`ntkgap.nets.training.train_runs`), the rest one by one.
 
     Args:
         cells: cell dicts.
@@ -94,7 +94,7 @@ def run_cells(cells: list, experiment: str | None = None, results: str | None = 
     out = [None] * len(cells)
     joint: dict[str, list[int]] = {}
     for i, c in enumerate(cells):
-        if c["method"] == "net" and len(c["seeds"]) == 1:
+        if c["method"] in ("net", "after_kernel") and len(c["seeds"]) == 1:
             shared = {k: v for k, v in c.items() if k not in ("n", "seeds")}
             joint.setdefault(json.dumps(shared, sort_keys=True), []).append(i)
         else:
@@ -189,21 +189,23 @@ def _net(cell):
 
 
 def _net_runs(cells):
-    """``net`` cells of one seed each, alike but for n and seeds, trained as
-    one program; each result as ``run_cell`` would give it (``cell_seconds``
-    the whole call's, ``batched_runs`` how many runs shared it)."""
+    """``net`` or ``after_kernel`` cells of one seed each, alike but for n and
+    seeds, trained as one program; each result as ``run_cell`` would give it
+    (``cell_seconds`` the whole call's, ``batched_runs`` how many runs shared
+    it). An ``after_kernel`` run's kernels then follow from its parameters
+    (:func:`_with_kernels`): the per-n programs of training never compile."""
     from ntkgap.nets import training  # JAX cost (imports ntkgap._infra.compat first: x64)
 
     start = time.perf_counter()
     c = cells[0]
+    kernels = c["method"] == "after_kernel"
+    arch, target, cfg = parse_arch(c["arch"]), sample_complexity.target_of(c), _train_cfg(c)
     outs = training.train_runs(
-        parse_arch(c["arch"]),
-        c["width"],
-        sample_complexity.target_of(c),
-        [(x["seeds"][0], x["n"]) for x in cells],
-        cfg=_train_cfg(c),
-        n_test=c["n_test"],
-    )
+        arch, c["width"], target, [(x["seeds"][0], x["n"]) for x in cells],
+        cfg=cfg, n_test=c["n_test"], return_params=kernels,
+    )  # fmt: skip
+    if kernels:
+        outs = [_with_kernels(o, x, arch, target, cfg) for o, x in zip(outs, cells)]
     seconds = time.perf_counter() - start
     results = []
     for out in outs:
@@ -212,6 +214,20 @@ def _net_runs(cells):
         out.update(cell_seconds=seconds, batched_runs=len(cells))
         results.append(out)
     return results
+
+
+def _with_kernels(out, cell, arch, target, cfg):
+    """A ``train`` result with its ``after_kernel`` diagnostics, parameters dropped."""
+    from ntkgap.kernels import after_kernel  # JAX cost: loads where cells compute
+
+    if isinstance(cell["ridge"], str):
+        raise UsageError(f"after_kernel: ridge={cell['ridge']!r} must be a number >= 0")
+    kern = after_kernel.train_kernels(out, arch, cell["width"], target, cell["n"], cfg=cfg,
+                                      n_test=cell["n_test"], ridge=cell["ridge"])  # fmt: skip
+    for key in ("params_init", "params_final"):
+        out.pop(key)
+    out.update(kern)
+    return out
 
 
 def search_steps(cell: dict, experiment: str | None, results: str | None = None):
@@ -254,22 +270,17 @@ def _after_kernel(cell):
     config), then each seed's after-kernel and initial-kernel regression and
     diagnostics on the same split (:func:`ntkgap.kernels.after_kernel.train_kernels`);
     the parameters are not stored."""
-    from ntkgap.kernels import after_kernel  # JAX cost: loads where cells compute
-    from ntkgap.nets import training  # JAX cost, as above
+    from ntkgap.nets import training  # JAX cost: loads where cells compute
 
-    if isinstance(cell["ridge"], str):
-        raise UsageError(f"after_kernel: ridge={cell['ridge']!r} must be a number >= 0")
     arch, target, cfg = parse_arch(cell["arch"]), parse_target(cell["target"]), _train_cfg(cell)
-    args = (arch, cell["width"], target, cell["n"])
+    if isinstance(cell["ridge"], str):  # refused before training
+        raise UsageError(f"after_kernel: ridge={cell['ridge']!r} must be a number >= 0")
     out = training.train(
-        *args, seeds=cell["seeds"], cfg=cfg, n_test=cell["n_test"], return_params=True
-    )
-    kern = after_kernel.train_kernels(out, *args, cfg=cfg, n_test=cell["n_test"],
-                                      ridge=cell["ridge"])  # fmt: skip
-    for key in ("params_init", "params_final"):
-        out.pop(key)
+        arch, cell["width"], target, cell["n"], seeds=cell["seeds"], cfg=cfg,
+        n_test=cell["n_test"], return_params=True,
+    )  # fmt: skip
+    out = _with_kernels(out, cell, arch, target, cfg)
     out["loss_curve"] = _thin(out["loss_curve"])
-    out.update(kern)
     return out
 
 

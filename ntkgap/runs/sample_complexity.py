@@ -174,9 +174,10 @@ def _next_rates(rates: list, best) -> list:
     return []
 
 
-def _sweep(cell, load):
+def lr_sweep(cell, load):
     """Generator: pick the learning rate on the validation split (see module
-    doc); every rate's trainings are one step. When the choice lands on an end
+    doc) for a ``net_search`` cell, whose ``net`` evaluations it yields;
+    every rate's trainings are one step. When the choice lands on an end
     of the grid, the grid grows one geometric step on that side and the new
     rate is trained too, at most ``LR_EDGE_STEPS`` times per side, so the
     chosen rate is interior or the sweep says it is still at an ``edge``."""
@@ -232,7 +233,7 @@ def steps(cell: dict, load):
     sweep = None
     cell = registry.fill(cell)  # the declared defaults, never restated here
     if cell["method"] == "net_search" and isinstance(cell.get("lr"), list):
-        lr, sweep = yield from _sweep(cell, load)
+        lr, sweep = yield from lr_sweep(cell, load)
     if cell["method"] == "ntk_search":
         return _ntk_nested(cell)  # in this process, nothing yielded: see its doc
     state = search.new_search(

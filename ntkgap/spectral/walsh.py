@@ -22,7 +22,8 @@ def fwht(values) -> np.ndarray:
     """Unnormalised fast Walsh-Hadamard transform H v, in O(n log n).
 
     Args:
-        values: array whose first axis has length n = 2^s.
+        values: array whose first axis has length n = 2^s (further axes are
+            transformed column by column).
 
     Returns:
         a new float64 array of the shape of ``values``.
@@ -31,14 +32,14 @@ def fwht(values) -> np.ndarray:
         O'Donnell, "Analysis of Boolean Functions", 2014, ch. 1.
     """
     a = np.array(values, dtype=np.float64, copy=True)
-    n = a.shape[0]
+    n, rest = a.shape[0], a.shape[1:]
     if n & (n - 1) or n == 0:
         raise UsageError(f"Walsh transform: length {n} is not a power of two (allowed: 2^s)")
-    tmp = np.empty(n // 2)
+    tmp = np.empty((n // 2,) + rest)
     h = 1
     while h < n:
-        v = a.reshape(-1, 2, h)
-        t = tmp.reshape(-1, h)
+        v = a.reshape((-1, 2, h) + rest)
+        t = tmp.reshape((-1, h) + rest)
         np.subtract(v[:, 0, :], v[:, 1, :], out=t)
         v[:, 0, :] += v[:, 1, :]
         v[:, 1, :] = t
