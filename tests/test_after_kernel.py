@@ -114,11 +114,13 @@ def test_walsh_share_of_a_planted_kernel_on_the_whole_cube(planted):
     assert got["modes"] == sum(w > 1e-24 for w in weight.values())
 
 
-@pytest.mark.parametrize("n, k", [(40, 3), (200, 25)])
-def test_walsh_share_routes_agree_on_a_random_sample(n, k):
+@pytest.mark.parametrize("n, k, entries", [(40, 3, 2**22), (200, 25, 2**22), (200, 25, 2**10)])
+def test_walsh_share_routes_agree_on_a_random_sample(n, k, entries, monkeypatch):
     # the mode-by-mode route and the transform route compute the same
     # captured fractions; each is checked here against the other on a
-    # sample with repeated points (the scatter must add them)
+    # sample with repeated points (the scatter must add them); 2^10 entries
+    # transform the 25 columns in chunks of 4
+    monkeypatch.setattr(diagnostics, "TRANSFORM_ENTRIES", entries)
     target = parse_target("tree:d=12,L=3,arity=2,node=tanh")
     rng = np.random.default_rng(7)
     x = rng.choice([-1.0, 1.0], size=(n, 12))

@@ -19,8 +19,9 @@ from ntkgap.spectral import walsh
 RANKS = ("participation", "entropy")
 # Walsh modes per block of the share's n x modes character matrix
 MODE_BLOCK = 4096
-# entries of the Walsh-share transform route's array at most (2^25: 256 MiB of float64)
-TRANSFORM_ENTRIES = 2**25
+# entries of the Walsh-share transform route's array, a chunk of columns at a time
+# (2^22: 32 MiB of float64; the transform's copy and temporaries make ~4.5x that at peak)
+TRANSFORM_ENTRIES = 2**22
 
 
 def _gram(K) -> np.ndarray:
@@ -175,8 +176,8 @@ def walsh_share(K, x, target, k: int | None = None, *, centered: bool = True) ->
     # point index in the support cube: bit j set where support coordinate j is -1
     idx = ((x[:, support] < 0).astype(np.int64) << np.arange(support.size)).sum(axis=1)
     bits = support.size
-    # the cheaper route, the transform's (2^bits, k) array within TRANSFORM_ENTRIES
-    by_transform = bits * 2**bits <= n * modes.size and 2**bits * U.shape[1] <= TRANSFORM_ENTRIES
+    # the cheaper route; the transform's only where one column's array fits TRANSFORM_ENTRIES
+    by_transform = bits * 2**bits <= n * modes.size and 2**bits <= TRANSFORM_ENTRIES
     route = _captured_by_transform if by_transform else _captured_by_modes
     captured = route(U, idx, modes, bits)
     w = coef**2
@@ -194,9 +195,14 @@ def _captured_by_modes(U, idx, modes, bits):
 
 
 def _captured_by_transform(U, idx, modes, bits):
-    """The same numbers from one Walsh transform of U's columns scattered on the
+    """The same numbers from Walsh transforms of U's columns scattered on the
     support cube: (U^T chi_S(X))_j = sum_z G_j(z) chi_S(z) = (H G_j)(S) with
-    G_j(z) = sum_{i: idx_i = z} U_ij (bits 2^bits work per column)."""
-    G = np.zeros((2**bits, U.shape[1]))
-    np.add.at(G, idx, U)
-    return np.sum(walsh.fwht(G)[modes] ** 2, axis=1) / len(idx)
+    G_j(z) = sum_{i: idx_i = z} U_ij (bits 2^bits work per column), a chunk
+    of columns at a time (2^bits x chunk <= TRANSFORM_ENTRIES)."""
+    chunk = max(1, TRANSFORM_ENTRIES // 2**bits)
+    captured = np.zeros(modes.size)
+    for a in range(0, U.shape[1], chunk):
+        G = np.zeros((2**bits, min(chunk, U.shape[1] - a)))
+        np.add.at(G, idx, U[:, a : a + chunk])
+        captured += np.sum(walsh.fwht(G)[modes] ** 2, axis=1)
+    return captured / len(idx)

@@ -345,7 +345,8 @@ def _search_work(cal, exp, cell, stored, scale_n=1.0, repeat=1.0):
 
     total = sum(one(e["n"]) for e in res.get("evaluations", []))
     sweep = res.get("lr_sweep")
-    if sweep:  # each rate's seeds at the sweep's n (the chosen rate's then reused)
+    if sweep:  # each rate's seeds at the sweep's n (a net_search reuses the chosen
+        # rate's; an after_kernel_search's sweep trains net cells, not reused)
         lrs = cell["lr"] if isinstance(cell.get("lr"), list) else [cell.get("lr")]
         n_seeds = len(stored["cell"]["seeds"])
         total += sum(n_seeds * one(sweep["n"], lr) for lr in lrs)

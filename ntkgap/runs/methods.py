@@ -199,6 +199,8 @@ def _net_runs(cells):
     start = time.perf_counter()
     c = cells[0]
     kernels = c["method"] == "after_kernel"
+    if kernels:
+        _check_ridge(c)  # refused before training (the cells share their ridge)
     arch, target, cfg = parse_arch(c["arch"]), sample_complexity.target_of(c), _train_cfg(c)
     outs = training.train_runs(
         arch, c["width"], target, [(x["seeds"][0], x["n"]) for x in cells],
@@ -216,12 +218,17 @@ def _net_runs(cells):
     return results
 
 
+def _check_ridge(cell):
+    """An after_kernel cell's ridge is a number (no tuned ridge for empirical kernels)."""
+    if isinstance(cell["ridge"], str):
+        raise UsageError(f"after_kernel: ridge={cell['ridge']!r} must be a number >= 0")
+
+
 def _with_kernels(out, cell, arch, target, cfg):
     """A ``train`` result with its ``after_kernel`` diagnostics, parameters dropped."""
     from ntkgap.kernels import after_kernel  # JAX cost: loads where cells compute
 
-    if isinstance(cell["ridge"], str):
-        raise UsageError(f"after_kernel: ridge={cell['ridge']!r} must be a number >= 0")
+    _check_ridge(cell)
     kern = after_kernel.train_kernels(out, arch, cell["width"], target, cell["n"], cfg=cfg,
                                       n_test=cell["n_test"], ridge=cell["ridge"])  # fmt: skip
     for key in ("params_init", "params_final"):
@@ -273,8 +280,7 @@ def _after_kernel(cell):
     from ntkgap.nets import training  # JAX cost: loads where cells compute
 
     arch, target, cfg = parse_arch(cell["arch"]), parse_target(cell["target"]), _train_cfg(cell)
-    if isinstance(cell["ridge"], str):  # refused before training
-        raise UsageError(f"after_kernel: ridge={cell['ridge']!r} must be a number >= 0")
+    _check_ridge(cell)  # refused before training
     out = training.train(
         arch, cell["width"], target, cell["n"], seeds=cell["seeds"], cfg=cfg,
         n_test=cell["n_test"], return_params=True,

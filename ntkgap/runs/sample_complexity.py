@@ -351,8 +351,8 @@ def drive(gen, save, run_cells) -> dict:
         gen: a generator from ``steps`` (not started).
         save: ``save(evaluation cell, result)``, the store's.
         run_cells: computes a list of evaluation cells into their results,
-            in order (the runner's ``run_cells``: one-seed ``net`` cells of
-            different n train as one program).
+            in order (the runner's ``run_cells``: one-seed ``net`` or
+            ``after_kernel`` cells of different n train as one program).
 
     Returns:
         dict with ``per_seed`` (each seed's bracket, n* and censoring),
