@@ -180,7 +180,17 @@ def lr_sweep(cell, load):
     every rate's trainings are one step. When the choice lands on an end
     of the grid, the grid grows one geometric step on that side and the new
     rate is trained too, at most ``LR_EDGE_STEPS`` times per side, so the
-    chosen rate is interior or the sweep says it is still at an ``edge``."""
+    chosen rate is interior or the sweep says it is still at an ``edge``.
+
+    Args:
+        cell: a filled ``net_search`` cell with a list of rates (``lr``).
+        load: ``load(evaluation cell) -> stored result or None``.
+
+    Returns:
+        a generator (the steps' protocol, see ``steps``); its value is
+        (the chosen rate, the sweep's record: ``n``, ``median_best_val_mse``,
+        ``extended``, ``edge``).
+    """
     grid = search.geometric_grid(cell["n_min"], cell["n_max"], cell["resolution"])
     n0 = cell.get("sweep_n") or grid[len(grid) // 2]
     pairs = [(s, n0) for s in cell["seeds"]]
