@@ -44,7 +44,9 @@ def _median_band(ax, L, vals, color, marker, ls, label):
 
 fig, (ax_a, ax_w) = plt.subplots(1, 2, figsize=(8, 3.2))
 styles = style.distinct_styles(4)
-for i, (regime, by_L) in enumerate(sorted(_rows().items())):
+rows = _rows()
+depths = sorted({L for by_L in rows.values() for L in by_L})  # the depths this profile ran
+for i, (regime, by_L) in enumerate(sorted(rows.items())):
     Ls = sorted(by_L)
     for j, when in enumerate(("init", "final")):
         color, marker, _ = styles[2 * i + j]
@@ -60,7 +62,9 @@ ax_a.set(xlabel="tree depth L", ylabel="centered kernel-target alignment (train 
 ax_w.set(xlabel="tree depth L", ylabel="||theta_T - theta_0|| / ||theta_0||", yscale="log",
          title="relative weight movement")  # fmt: skip
 for ax in (ax_a, ax_w):
-    ax.set_xticks([3, 4, 5])
+    ax.set_xticks(depths)
+    if depths:
+        ax.set_xlim(depths[0] - 0.3, depths[-1] + 0.3)
     if ax.get_legend_handles_labels()[0]:
         ax.legend()
 style.state_verdicts(fig, NAME)
