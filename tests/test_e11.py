@@ -230,3 +230,23 @@ def test_searches_with_a_rate_grid_share_the_sweep_and_evaluations():
     again = [c for k, cs in calls if k != "after" for c in cs]
     assert all(c["method"] == "after_kernel" for c in again)
     assert not {repr(sorted(c.items())) for c in again} & {repr(sorted(c.items())) for c in first}
+
+
+def test_a_string_ridge_is_refused_before_training(monkeypatch):
+    """Both paths (one cell, a batch of one-seed cells) refuse ridge = "tuned"
+    for empirical kernels before any network trains."""
+    from ntkgap.errors import UsageError
+    from ntkgap.nets import training
+    from ntkgap.runs import methods
+
+    def no_training(*args, **kwargs):
+        raise AssertionError("trained before refusing the ridge")
+
+    monkeypatch.setattr(training, "train", no_training)
+    monkeypatch.setattr(training, "train_runs", no_training)
+    base = dict(method="after_kernel", arch="fc:depth=1,act=tanh", ridge="tuned",
+                target="tree:d=6,L=2,arity=2,node=tanh", width=16, n=24, n_test=20)  # fmt: skip
+    with pytest.raises(UsageError, match="ridge='tuned'"):
+        methods.run_cell(dict(base, seeds=[0, 1]))
+    with pytest.raises(UsageError, match="ridge='tuned'"):
+        methods.run_cells([dict(base, seeds=[0]), dict(base, seeds=[1])])

@@ -365,10 +365,15 @@ def train(
     recs, info = _fit(arch, width, target, [(s, n) for s in seeds], cfg, n_test, workers)
     out = train_results.result(recs, info, arch, target, width, cfg, return_predictions)
     if return_params:
-        trees = [jax.tree_util.tree_map(np.asarray, r["params"]) for r in recs]
-        out["params_init"] = [t[0] for t in trees]
-        out["params_final"] = [t[1] for t in trees]
+        out.update(_param_lists(recs))
     return out
+
+
+def _param_lists(recs) -> dict:
+    """``params_init`` and ``params_final``: each record's initial and scored
+    parameter trees, as numpy arrays, one list entry per record."""
+    trees = [jax.tree_util.tree_map(np.asarray, r["params"]) for r in recs]
+    return {"params_init": [t[0] for t in trees], "params_final": [t[1] for t in trees]}
 
 
 def train_runs(
@@ -414,8 +419,7 @@ def train_runs(
         r = dict(r, curve=[row for row in r["curve"] if row[0] <= r["steps"]])
         res = train_results.result([r], info, arch, target, width, cfg, False)
         if return_params:
-            p0, p1 = jax.tree_util.tree_map(np.asarray, r["params"])
-            res.update(params_init=[p0], params_final=[p1])
+            res.update(_param_lists([r]))
         out.append(res)
     return out
 

@@ -225,10 +225,10 @@ def _check_ridge(cell):
 
 
 def _with_kernels(out, cell, arch, target, cfg):
-    """A ``train`` result with its ``after_kernel`` diagnostics, parameters dropped."""
+    """A ``train`` result with its ``after_kernel`` diagnostics, parameters dropped
+    (the callers refused a string ridge before training: ``_check_ridge``)."""
     from ntkgap.kernels import after_kernel  # JAX cost: loads where cells compute
 
-    _check_ridge(cell)
     kern = after_kernel.train_kernels(out, arch, cell["width"], target, cell["n"], cfg=cfg,
                                       n_test=cell["n_test"], ridge=cell["ridge"])  # fmt: skip
     for key in ("params_init", "params_final"):
