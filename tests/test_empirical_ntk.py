@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from jax.flatten_util import ravel_pytree
 
+from ntkgap.errors import UsageError
 from ntkgap.kernels import gram as kernels
 from ntkgap.nets import empirical
 from ntkgap.nets.arch import parse_arch
@@ -38,8 +39,12 @@ def _fd_jacobian(apply_fn, params, x, h=1e-5):
     return ((plus - minus) / (2 * h)).T
 
 
-@pytest.mark.parametrize("spec,d,shape", ARCHS)
-def test_empirical_ntk_equals_finite_difference_jacobian_products(spec, d, shape):
+# every arch on its default route; the structured tree on the Jacobian route too
+FD_CASES = [(*case, "auto") for case in ARCHS] + [(*ARCHS[2], "jacobian")]
+
+
+@pytest.mark.parametrize("spec,d,shape,route", FD_CASES)
+def test_empirical_ntk_equals_finite_difference_jacobian_products(spec, d, shape, route):
     arch = parse_arch(spec)
     width = 6
     x = Hypercube(d).sample(7, seed=1).astype(np.float64).reshape((7,) + shape)
@@ -51,24 +56,68 @@ def test_empirical_ntk_equals_finite_difference_jacobian_products(spec, d, shape
     J = _fd_jacobian(arch.stax(width, fast=False)[1], params, np.concatenate([x, x2]))
     J1, J2 = J[:7], J[7:]
     for got, ref in (
-        (empirical.empirical_ntk(arch, width, params, x), J1 @ J1.T),
-        (empirical.empirical_ntk(arch, width, params, x2, x), J2 @ J1.T),
+        (empirical.empirical_ntk(arch, width, params, x, route=route), J1 @ J1.T),
+        (empirical.empirical_ntk(arch, width, params, x2, x, route=route), J2 @ J1.T),
     ):
         assert got.shape == ref.shape and got.dtype == np.float64
         rel = np.linalg.norm(got - ref) / np.linalg.norm(ref)
         assert rel < 1e-6, rel
 
 
-def test_blocks_give_the_same_gram_exactly_symmetric_and_psd():
+# trees the structured route takes: arities, depths, activations with and
+# without kinks, no bias, token channels (v = 3 one-hot channels a position)
+STRUCTURED = [
+    ("tree:arity=2,L=1,act=relu", 2, 1, 5),
+    ("tree:arity=2,L=3,act=tanh", 8, 1, 7),
+    ("tree:arity=3,L=2,act=erf,b_std=0", 9, 1, 4),
+    ("tree:arity=2,L=2,act=gelu,W_std=1.3,b_std=0.5", 4, 3, 6),
+    ("tree:arity=4,L=2,act=leaky_relu,slope=0.2", 16, 2, 3),
+]
+
+
+@pytest.mark.parametrize("spec,d,channels,width", STRUCTURED)
+def test_structured_route_equals_jacobian_contraction(spec, d, channels, width):
+    arch = parse_arch(spec)
+    rng = np.random.default_rng(0)
+    x = rng.choice([-1.0, 1.0], size=(9, d, channels))
+    x2 = rng.choice([-1.0, 1.0], size=(4, d, channels))
+    _, params = arch.stax(width)[0](jax.random.PRNGKey(1), x.shape)
+    # trained-looking parameters: the init plus a perturbation of every leaf
+    params = jax.tree_util.tree_map(
+        lambda p: p + 0.3 * rng.standard_normal(np.shape(p)), empirical.cast(params)
+    )
+    assert empirical.structured(arch)
+    for args in ((x,), (x2, x)):
+        ref = empirical.empirical_ntk(arch, width, params, *args, route="jacobian")
+        got = empirical.empirical_ntk(arch, width, params, *args, route="structured", block=4)
+        assert np.linalg.norm(got - ref) <= 1e-10 * np.linalg.norm(ref)
+    K, Kt = empirical.empirical_grams(arch, width, params, x, x2)
+    np.testing.assert_array_equal(K, empirical.empirical_ntk(arch, width, params, x))
+    np.testing.assert_array_equal(Kt, empirical.empirical_ntk(arch, width, params, x2, x))
+
+
+def test_routes_refused_in_one_line():
+    tree = parse_arch("tree:arity=2,L=2,act=erf,share=1")
+    x = np.ones((2, 4, 1))
+    params = tree.stax(4)[0](jax.random.PRNGKey(0), x.shape)[1]
+    assert not empirical.structured(tree)
+    with pytest.raises(UsageError, match="route='structured' needs a tree with share=0"):
+        empirical.empirical_ntk(tree, 4, params, x, route="structured")
+    with pytest.raises(UsageError, match=r"route='exact' is not allowed \(allowed: \("):
+        empirical.empirical_ntk(tree, 4, params, x, route="exact")
+
+
+@pytest.mark.parametrize("route", ["structured", "jacobian"])
+def test_blocks_give_the_same_gram_exactly_symmetric_and_psd(route):
     arch = parse_arch("tree:arity=2,L=2,act=tanh")
     x = Hypercube(4).sample(9, seed=0).astype(np.float64)[:, :, None]
     _, params = arch.stax(8)[0](jax.random.PRNGKey(0), x.shape)
-    whole = empirical.empirical_ntk(arch, 8, params, x)
+    whole = empirical.empirical_ntk(arch, 8, params, x, route=route)
     # blocks of 4 rows, the last padded: the same numbers, mirrored exactly
-    K = empirical.empirical_ntk(arch, 8, params, x, block=4)
+    K = empirical.empirical_ntk(arch, 8, params, x, block=4, route=route)
     np.testing.assert_allclose(K, whole, rtol=1e-12, atol=1e-12 * np.abs(whole).max())
     np.testing.assert_allclose(
-        empirical.empirical_ntk(arch, 8, params, x[:5], x, block=4), whole[:5],
+        empirical.empirical_ntk(arch, 8, params, x[:5], x, block=4, route=route), whole[:5],
         rtol=1e-12, atol=1e-12 * np.abs(whole).max(),
     )  # fmt: skip
     assert np.array_equal(K, K.T)

@@ -24,7 +24,7 @@ import numpy as np
 
 from ntkgap.errors import UsageError
 from ntkgap.kernels import diagnostics, krr
-from ntkgap.nets.empirical import empirical_ntk, weight_movement
+from ntkgap.nets.empirical import empirical_grams, weight_movement
 from ntkgap.nets.train_config import TrainConfig, validation_size
 from ntkgap.spectral import walsh
 from ntkgap.targets.domains import Hypercube
@@ -104,9 +104,9 @@ def run_kernels(
     var = target_variance(target)
     out, grams = {}, {}
     for which, params in (("init", params_init), ("final", params_final)):
-        K = empirical_ntk(arch, width, params, xtr)
+        K, K_test = empirical_grams(arch, width, params, xtr, xte)
         sol = krr.fit(K, sp.y_train, ridge=ridge)
-        pred = sol.predict(empirical_ntk(arch, width, params, xte, xtr))
+        pred = sol.predict(K_test)
         name = "after_kernel" if which == "final" else "init_kernel"
         out[f"{name}_test_mse"] = float(np.mean((pred - sp.y_test) ** 2)) / var
         out[f"jitter_{which}"] = sol.jitter

@@ -199,9 +199,18 @@ class Arch:
             return x[:, : self.leaves, None]
         return x
 
-    def _layers(self, width, outputs=1):
-        """stax layers (a readout of ``outputs`` units), and for each the
-        filter size if it is a ConvLocal layer (None otherwise)."""
+    def layers(self, width, outputs=1):
+        """The network's stax layers and, for each, its filter size.
+
+        Args:
+            width: channels of every hidden layer.
+            outputs: units of the Dense readout (the last layer).
+
+        Returns:
+            tuple: (layers, filters): stax (init_fn, apply_fn, kernel_fn)
+            triples in order, and per layer the filter size of a tree's
+            ConvLocal/Conv layer (None for any other layer).
+        """
         s = self.spec
         W, b = s["W_std"], s["b_std"]
         layers, filters = [], []
@@ -293,14 +302,14 @@ class Arch:
         """
         with warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*FanIn. layers assume independent")
-            layers, filters = self._layers(width, outputs)
+            layers, filters = self.layers(width, outputs)
             init_fn, apply_fn, kernel_fn = _stax().serial(*layers)
         if self.name != "tree" or not fast:
             return init_fn, apply_fn, kernel_fn
         W_std, b_std = self.spec["W_std"], self.spec["b_std"]
         applies = [layer[1] for layer in layers]
         if self.spec["share"] or BLOCK_DIAGONAL_MAX > 0:
-            conv = _shared_patches if self.spec["share"] else _local_patches
+            conv = _shared_patches if self.spec["share"] else local_patches
             return init_fn, _patch_apply(applies, filters, conv, W_std, b_std), kernel_fn
         a = self.spec["arity"]
         return init_fn, _position_major_apply(applies, filters, a, W_std, b_std), kernel_fn
@@ -310,7 +319,7 @@ class Arch:
         return self.stax(1)[2]
 
 
-def _local_patches(params, x, a, W_std, b_std):
+def local_patches(params, x, a, W_std, b_std):
     """A ConvLocal layer (filter = stride = a) as matmuls over its patches.
 
     Args:
@@ -362,7 +371,7 @@ def _shared_patches(params, x, a, W_std, b_std):
 
 def _patch_apply(applies, filters, conv, W_std, b_std):
     """The apply_fn of a tree net in stax's layout with its filter layers
-    evaluated by ``conv`` (:func:`_local_patches` or :func:`_shared_patches`).
+    evaluated by ``conv`` (:func:`local_patches` or :func:`_shared_patches`).
 
     Args:
         applies: stax's apply_fn of each layer.
