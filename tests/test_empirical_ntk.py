@@ -101,10 +101,28 @@ def test_routes_refused_in_one_line():
     x = np.ones((2, 4, 1))
     params = tree.stax(4)[0](jax.random.PRNGKey(0), x.shape)[1]
     assert not empirical.structured(tree)
-    with pytest.raises(UsageError, match="route='structured' needs a tree with share=0"):
-        empirical.empirical_ntk(tree, 4, params, x, route="structured")
-    with pytest.raises(UsageError, match=r"route='exact' is not allowed \(allowed: \("):
-        empirical.empirical_ntk(tree, 4, params, x, route="exact")
+    for fn in (
+        lambda r: empirical.empirical_ntk(tree, 4, params, x, route=r),
+        lambda r: empirical.empirical_grams(tree, 4, params, x, x, route=r),
+    ):
+        with pytest.raises(UsageError, match="route='structured' needs a tree with share=0"):
+            fn("structured")
+        with pytest.raises(UsageError, match="route='exact' is not allowed .allowed: auto, "):
+            fn("exact")
+
+
+def test_several_outputs_take_the_jacobian_route():
+    """The structured route differentiates one output: a readout of 3 units
+    (one-hot labels) is refused there, and auto takes the Jacobian route,
+    which sums the kernel over the outputs as neural-tangents does."""
+    arch = parse_arch("tree:arity=2,L=2,act=tanh")
+    x = np.random.default_rng(0).choice([-1.0, 1.0], size=(5, 4, 1))
+    params = arch.stax(6, outputs=3)[0](jax.random.PRNGKey(0), x.shape)[1]
+    with pytest.raises(UsageError, match="one output, not tree.* with 3 outputs"):
+        empirical.empirical_ntk(arch, 6, params, x, route="structured")
+    ref = empirical.empirical_ntk(arch, 6, params, x, route="jacobian")
+    np.testing.assert_array_equal(empirical.empirical_ntk(arch, 6, params, x), ref)
+    np.testing.assert_array_equal(empirical.empirical_grams(arch, 6, params, x, x)[0], ref)
 
 
 @pytest.mark.parametrize("route", ["structured", "jacobian"])

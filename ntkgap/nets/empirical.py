@@ -5,18 +5,17 @@ The empirical NTK of a network f(theta, x) with one output is
 Theta(x, x') = <grad_theta f(theta, x), grad_theta f(theta, x')> (Jacot,
 Gabriel & Hongler 2018), here at any parameters: at initialisation, and at
 a trained checkpoint, where it is the "after kernel" (Long 2021; Fort et
-al. 2020). It is computed by neural-tangents' ``empirical_ntk_fn`` on the
-same apply_fn that :mod:`ntkgap.nets.training` trains (``arch.stax(width)``,
-both ``fc`` and ``tree``), in fixed-size blocks of points (every block
-padded to ``BLOCK`` rows: one compiled program for every n), in float64 by
-default: the Gram is solved by Cholesky (:mod:`ntkgap.kernels.krr`), and a
-float32 Jacobian would leave ~1e-7 relative error on a Gram whose
-condition number can reach 1e8.
+al. 2020). It is the kernel of the network that :mod:`ntkgap.nets.training`
+trains (``arch.stax(width)``, ``fc`` and ``tree``), computed in blocks of
+points (each padded to the block size: one compiled program per block
+size), in float64 by default: the Gram is solved by Cholesky
+(:mod:`ntkgap.kernels.krr`), and a float32 Jacobian would leave ~1e-7
+relative error on a Gram whose condition number can reach 1e8.
 
 Two routes, the same kernel (tests compare them to 1e-10):
 
-* **Structured** (``tree`` nets without shared filters, the default for
-  them): every parameter of a locally connected or Dense layer enters as
+* **Structured** (``tree`` nets without shared filters and with one output,
+  the default for them): every parameter of a locally connected or Dense layer enters as
   z = s W^T u + b_std b, so its gradient is an outer product, and the layer's
   share of Theta(x, x') is (s^2 <u(x), u(x')> + b_std^2) <delta(x), delta(x')>,
   with u the layer's input patch and delta = df/dz (the structured-derivative
@@ -96,8 +95,9 @@ def n_params(params) -> int:
 
 
 def structured(arch) -> bool:
-    """Whether ``arch``'s empirical NTK takes the structured route (a ``tree``
-    without shared filters; see the module docstring).
+    """Whether ``arch``'s empirical NTK can take the structured route (a
+    ``tree`` without shared filters; its readout must also have one output;
+    see the module docstring).
 
     Args:
         arch: a parsed architecture.
@@ -106,6 +106,27 @@ def structured(arch) -> bool:
         bool.
     """
     return arch.name == "tree" and not arch.spec["share"]
+
+
+def _outputs(params) -> int:
+    """The readout's units (its Dense weight's last axis)."""
+    return int(np.shape(params[-1][0])[-1])
+
+
+def _route(arch, params, route: str) -> str:
+    """``structured`` or ``jacobian``: ``route`` resolved for this network, or
+    a one-line UsageError where it is not allowed or cannot be taken."""
+    if route not in ROUTES:
+        raise UsageError(
+            f"empirical NTK: route={route!r} is not allowed (allowed: {', '.join(ROUTES)})"
+        )
+    can = structured(arch) and _outputs(params) == 1
+    if route == "structured" and not can:
+        raise UsageError(
+            "empirical NTK: route='structured' needs a tree with share=0 and one output, "
+            f"not {arch} with {_outputs(params)} outputs"
+        )
+    return "structured" if can and route != "jacobian" else "jacobian"
 
 
 def empirical_ntk(
@@ -132,8 +153,9 @@ def empirical_ntk(
             ``FEATURE_BLOCK`` on the structured route).
         dtype: the dtype the Jacobians are computed in (float64 by default;
             see the module docstring).
-        route: ``auto`` (structured where :func:`structured` allows it),
-            ``structured`` or ``jacobian`` (see the module docstring).
+        route: ``auto`` (structured where the network allows it: a tree
+            with share=0 and one output), ``structured`` or ``jacobian``
+            (see the module docstring).
 
     Returns:
         float64 array of shape (n1, n2) (n1 x n1 when x2 is None).
@@ -143,11 +165,7 @@ def empirical_ntk(
         Sohl-Dickstein & Schoenholz, "Fast Finite Width Neural Tangent
         Kernel", ICML 2022.
     """
-    if route not in ROUTES:
-        raise UsageError(f"empirical NTK: route={route!r} is not allowed (allowed: {ROUTES})")
-    if route == "structured" and not structured(arch):
-        raise UsageError(f"empirical NTK: route='structured' needs a tree with share=0, not {arch}")
-    if route != "jacobian" and structured(arch):
+    if _route(arch, params, route) == "structured":
         f1 = _tree_features(arch, width, params, x1, block, dtype)
         f2 = f1 if x2 is None else _tree_features(arch, width, params, x2, block, dtype)
         return _structured_gram(f1, f2, arch.spec, symmetric=x2 is None)
@@ -195,8 +213,8 @@ def empirical_grams(
         tuple: K(x_train, x_train) (n x n) and K(x_test, x_train) (m x n),
         float64.
     """
-    if route == "jacobian" or not structured(arch):
-        kw = dict(dtype=dtype, route=route)
+    if _route(arch, params, route) == "jacobian":
+        kw = dict(dtype=dtype, route="jacobian")
         return (empirical_ntk(arch, width, params, x_train, **kw),
                 empirical_ntk(arch, width, params, x_test, x_train, **kw))  # fmt: skip
     ftr = _tree_features(arch, width, params, x_train, None, dtype)
@@ -210,10 +228,12 @@ def _tree_features_fn(arch, width: int):
     """jit fn(params, x) -> (per filter layer (u, delta), the readout's input)
     of a tree net: u (positions, n, a * channels) the layer's input patches,
     delta (positions, n, width) = d f / d z of its pre-activations z, and
-    the readout's input (n, features). The forward pass is the network's
-    (``arch.local_patches`` for each filter layer, stax's apply for the
-    rest: the function that trains), with a zero shift added to each z so
-    that one backward pass of sum_x f(x) gives every point's delta."""
+    the readout's input (n, features). The forward pass is the network's in
+    stax's layout (:func:`ntkgap.nets.arch.local_patches` for each filter
+    layer, stax's apply for the rest; training runs the position-major path,
+    the same function by ``tests/test_networks.py``), with a zero shift added
+    to each z so that one backward pass of sum_x f(x) gives every point's
+    delta (no layer mixes points)."""
     layers, filters = arch.layers(width)
     applies = [layer[1] for layer in layers]
     a, W_std, b_std = arch.spec["arity"], arch.spec["W_std"], arch.spec["b_std"]
@@ -244,13 +264,14 @@ def _tree_features_fn(arch, width: int):
 
 def _tree_features(arch, width, params, x, block, dtype):
     """:func:`_tree_features_fn` over blocks of ``block`` points (each padded
-    to it), as float64 numpy arrays."""
+    to it; fewer points than a block: padded to the next power of two, so a
+    search's many small n share a few compiled programs), as float64 arrays."""
     block = FEATURE_BLOCK if block is None else block
     if block < 1:
         raise UsageError(f"empirical NTK: block={block} must be >= 1")
     x = np.asarray(x, dtype)
     n = len(x)
-    b = min(block, n)
+    b = min(block, 1 << max(n - 1, 0).bit_length())
     fn, p = _tree_features_fn(arch, width), cast(params, dtype)
     parts = []
     for i in range(0, n, b):
@@ -272,7 +293,11 @@ def _structured_gram(f1, f2, spec, *, symmetric: bool) -> np.ndarray:
     position (W_std^2 / fan_in <u, u'> + b_std^2) <delta, delta'>."""
     (layers1, r1), (layers2, r2) = f1, f2
     W2, b2 = spec["W_std"] ** 2, spec["b_std"] ** 2
-    memory.check(8.0 * 3 * len(r1) * len(r2), f"a {len(r1)} x {len(r2)} empirical NTK")
+    feats = sum(u.shape[0] * (u.shape[2] + d.shape[2]) for u, d in layers1) + r1.shape[1]
+    memory.check(
+        8.0 * (3 * len(r1) * len(r2) + feats * (len(r1) + len(r2))),
+        f"a {len(r1)} x {len(r2)} empirical NTK",
+    )
     K = (W2 / r1.shape[1]) * (r1 @ r2.T) + b2
     for (u1, d1), (u2, d2) in zip(layers1, layers2):
         scale = W2 / u1.shape[2]
