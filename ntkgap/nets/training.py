@@ -386,6 +386,7 @@ def train_runs(
     n_test: int = 2000,
     workers: int | None = None,
     return_params: bool = False,
+    own_shapes: bool = False,
 ) -> list[dict]:
     """Train one network per (seed, n) run, runs of different n together.
 
@@ -406,6 +407,11 @@ def train_runs(
         ``cores.train_workers()``).
       return_params: also return each run's ``params_init`` and
         ``params_final`` (as ``train``'s, one-entry lists).
+      own_shapes: pad each run's rows to the power of two above its own
+        sizes (not to the largest run's) and train runs of different padded
+        shapes as different programs, so that a run's numbers, bit for bit,
+        never depend on which runs share the call (searches that share
+        evaluations and run side by side batch them as timing allows).
 
     Returns:
       list, one per run in order: the dict ``train`` returns for that one
@@ -413,7 +419,7 @@ def train_runs(
     """
     runs = [(int(s), int(n)) for s, n in runs]
     cfg = _checked(cfg, runs, width)
-    recs, info = _fit(arch, width, target, runs, cfg, n_test, workers)
+    recs, info = _fit(arch, width, target, runs, cfg, n_test, workers, own_shapes)
     out = []
     for r in recs:
         r = dict(r, curve=[row for row in r["curve"] if row[0] <= r["steps"]])
@@ -424,16 +430,23 @@ def train_runs(
     return out
 
 
-def _fit(arch, width, target, runs, cfg, n_test, workers):
-    """Per-run records and shared facts of training ``runs`` ((seed, n) pairs)."""
+def _fit(arch, width, target, runs, cfg, n_test, workers, own_shapes=False):
+    """Per-run records and shared facts of training ``runs`` ((seed, n) pairs):
+    one program for the minibatch runs, one for the full-batch runs, or with
+    ``own_shapes`` one for each (minibatch, padded sizes) among the runs."""
     mb = [bool(cfg.batch) and cfg.batch < _n_val(cfg, n)[1] for _, n in runs]
+    keys = [
+        (m, *(train_results.bucket_rows(v) for v in _n_val(cfg, n))) if own_shapes else (m,)
+        for m, (_, n) in zip(mb, runs)
+    ]
     recs, info = [None] * len(runs), {}
-    for family in (True, False):
-        idx = [i for i, m in enumerate(mb) if m == family]
+    for key in sorted(set(keys), reverse=True):
+        idx = [i for i, k in enumerate(keys) if k == key]
         if idx:
             got, info_f = _fit_family(
-                arch, width, target, [runs[i] for i in idx], cfg, n_test, workers, family
-            )
+                arch, width, target, [runs[i] for i in idx], cfg, n_test, workers, key[0],
+                bucketed=own_shapes,
+            )  # fmt: skip
             for i, r in zip(idx, got):
                 recs[i] = r
             info = {
@@ -458,9 +471,10 @@ class _Data(NamedTuple):
     splits: list  # per run: the split's facts
 
 
-def _fit_family(arch, width, target, runs, cfg, n_test, workers, minibatch):
+def _fit_family(arch, width, target, runs, cfg, n_test, workers, minibatch, bucketed=False):
     """Per-run records and shared facts of runs that all train on minibatches
-    or all on their full training set (one compiled program)."""
+    or all on their full training set (one compiled program; ``bucketed``:
+    rows padded to a power of two in either case)."""
     arch.check_domain(target.domain)
     n_max = max(n for _, n in runs)
     # every size is estimated and refused before the split allocates anything
@@ -473,7 +487,7 @@ def _fit_family(arch, width, target, runs, cfg, n_test, workers, minibatch):
     workers = cores.train_workers() if workers is None else int(workers)
     if workers < 1:
         raise UsageError(f"training: workers={workers} must be >= 1")
-    data = _load(arch, target, runs, cfg, n_test, minibatch)
+    data = _load(arch, target, runs, cfg, n_test, minibatch, bucketed)
     outputs = getattr(target, "outputs", 1)  # rhm.OneHotLabels: one per class
     params0, n_params = _init_params(arch, width, runs, data, outputs)
     Xtr = data.arrays[0]
@@ -503,7 +517,7 @@ def _fit_family(arch, width, target, runs, cfg, n_test, workers, minibatch):
     return recs, info
 
 
-def _load(arch, target, runs, cfg, n_test, minibatch) -> _Data:
+def _load(arch, target, runs, cfg, n_test, minibatch, bucketed=False) -> _Data:
     """Each run's split, padded to the family's shapes and stacked over the
     groups' rows: every group has the same GROUP_SIZE runs, whatever the
     number of runs and workers (XLA may round a batched matmul differently
@@ -517,7 +531,9 @@ def _load(arch, target, runs, cfg, n_test, minibatch) -> _Data:
     pad = list(range(S)) + [S - 1] * (groups * GROUP_SIZE - S)  # padding: numbers discarded
     dtype = jnp.float32 if cfg.dtype == "float32" else jnp.float64
     ptr, pva = max(t for _, t in sizes), max(v for v, _ in sizes)
-    if minibatch:  # rows cost nothing per step here: pad to shapes compiled once for all n
+    # minibatch: rows cost nothing per step, so pad to shapes compiled once for all n;
+    # bucketed: every run of the family has these padded sizes of its own (own_shapes)
+    if minibatch or bucketed:
         ptr, pva = train_results.bucket_rows(ptr), train_results.bucket_rows(pva)
     xtr, ytr, xva, yva, xts, yts, splits, x_test = [], [], [], [], [], [], [], []
     for (s, n), (n_val, _) in zip(runs, sizes):

@@ -82,6 +82,8 @@ def run_cells(cells: list, experiment: str | None = None, results: str | None = 
     """Computes several cells, in order; one-seed ``net`` (or
     ``after_kernel``) cells that differ only in ``n`` and ``seeds`` train as
     one program (:func:`ntkgap.nets.training.train_runs`), the rest one by one.
+    One-seed ``after_kernel`` cells always train there, with ``own_shapes``
+    (alone too): their numbers are the same whatever shares their batch.
 
     Args:
         cells: cell dicts.
@@ -100,7 +102,10 @@ def run_cells(cells: list, experiment: str | None = None, results: str | None = 
         else:
             out[i] = run_cell(c, experiment, results)
     for idx in joint.values():
-        if len(idx) == 1:
+        # an after_kernel cell (a search's evaluation, shared by searches that run side by
+        # side) trains through train_runs' own shapes even alone: its numbers never depend
+        # on which cells the timing put in its batch
+        if len(idx) == 1 and cells[idx[0]]["method"] == "net":
             out[idx[0]] = run_cell(cells[idx[0]], experiment, results)
         else:
             for i, r in zip(idx, _net_runs([cells[i] for i in idx])):
@@ -204,7 +209,7 @@ def _net_runs(cells):
     arch, target, cfg = parse_arch(c["arch"]), sample_complexity.target_of(c), _train_cfg(c)
     outs = training.train_runs(
         arch, c["width"], target, [(x["seeds"][0], x["n"]) for x in cells],
-        cfg=cfg, n_test=c["n_test"], return_params=kernels,
+        cfg=cfg, n_test=c["n_test"], return_params=kernels, own_shapes=kernels,
     )  # fmt: skip
     if kernels:
         outs = [_with_kernels(o, x, arch, target, cfg) for o, x in zip(outs, cells)]
