@@ -185,30 +185,34 @@ def test_claim_statistics_read_stored_searches(monkeypatch):
     assert lazy_m.value == pytest.approx(0.01) and lazy_m.verdict == "supported"
 
 
-@pytest.mark.parametrize("ns", [(24, 24), (24, 30), (24, 200)])
+# (24, 30): full-batch runs sharing a padded shape; (24, 60): full-batch in two shapes;
+# (200, 400): minibatch in two shapes; (24, 200): one of each; five runs: two groups of 4
+@pytest.mark.parametrize("ns", [(24, 24), (24, 30), (24, 60), (200, 400), (24, 200),
+                                (24, 26, 28, 30, 24)])  # fmt: skip
 def test_batched_after_kernel_cells_equal_each_cell_alone(ns):
-    """One-seed after_kernel cells train as one program in run_cells (no
-    per-n compile) with shapes of their own: each cell's result, kernels
-    included, is the same bit for bit whatever cells share its batch (three
-    searches share evaluations and batch them as timing allows), and is the
-    multi-seed path's (``training.train``) up to the order of sums over
-    padded rows. n = 200 trains on minibatches, 24 and 30 full-batch."""
+    """One-seed after_kernel cells train together in run_cells (no per-n
+    compile) with shapes of their own: each cell's result, kernels included,
+    is the same bit for bit whatever cells share its batch (three searches
+    share evaluations and batch them as timing allows), and run_cell gives
+    it too. Its net is the ``net`` cell's of the same keys up to the order
+    of sums over padded rows. n = 200, 400 train on minibatches of 64."""
     from ntkgap.runs import methods
 
     base = dict(method="after_kernel", arch="fc:depth=1,act=tanh",
                 target="tree:d=6,L=2,arity=2,node=tanh", width=16, lr=0.05,
                 steps=60, eval_every=20, n_test=20, batch=64)  # fmt: skip
-    cells = [dict(base, seeds=[s], n=n) for s, n in zip((0, 1), ns)]
+    cells = [dict(base, seeds=[s], n=n) for s, n in enumerate(ns)]
     together = methods.run_cells(cells)
     keys = ("test_mse", "after_kernel_test_mse", "init_kernel_test_mse", "alignment_final",
-            "weight_movement")  # fmt: skip
+            "weight_movement", "steps")  # fmt: skip
     for cell, got in zip(cells, together):
         (alone,) = methods.run_cells([cell])
-        assert got["batched_runs"] == 2 and alone["batched_runs"] == 1
+        assert got["batched_runs"] == len(ns) and alone["batched_runs"] == 1
         assert [got[k] for k in keys] == [alone[k] for k in keys]
-        multi = methods.run_cell(cell)
-        assert got["steps"] == multi["steps"]
-        np.testing.assert_allclose([got[k] for k in keys], [multi[k] for k in keys], rtol=1e-6)
+        assert [methods.run_cell(cell)[k] for k in keys] == [alone[k] for k in keys]
+    net = methods.run_cell(dict(cells[0], method="net"))
+    assert net["steps"] == together[0]["steps"]
+    np.testing.assert_allclose(net["test_mse"], together[0]["test_mse"], rtol=1e-6)
 
 
 def test_searches_with_a_rate_grid_share_the_sweep_and_evaluations():

@@ -31,7 +31,9 @@ one seed alone (``vmap=False``) agrees with them to rounding.
 Runs of different n train together too (:func:`train_runs`, for the
 adaptive search, whose step sends seeds to different n): each run's data is
 padded to the largest n and masked, so one compiled program trains seeds x
-n-candidates, with minibatch steps whose cost does not grow with n.
+n-candidates, with minibatch steps whose cost does not grow with n. With
+``own_shapes`` each run is padded to a power of two of its own instead (one
+program per padded shape), so its numbers do not depend on its companions.
 """
 
 from __future__ import annotations
@@ -390,13 +392,14 @@ def train_runs(
 ) -> list[dict]:
     """Train one network per (seed, n) run, runs of different n together.
 
-    All runs train in one compiled program (two when some train on
-    minibatches and others on their full training set): each run's data is
-    padded to the largest n and masked (see ``_make``), each draws its
-    minibatches from its own rows and stops at its own validation plateau.
-    A run's result is that of ``train(arch, width, target, n, seeds=[seed])``
-    up to the order of sums over its rows (bit for bit when the runs share
-    one n), with its loss curve ending where it stopped.
+    Without ``own_shapes`` all runs train in one compiled program (two when
+    some train on minibatches and others on their full training set): each
+    run's data is padded to the largest n and masked (see ``_make``); with
+    it, one program per padded shape (below). Each run draws its minibatches
+    from its own rows and stops at its own validation plateau. A run's result
+    is that of ``train(arch, width, target, n, seeds=[seed])`` up to the
+    order of sums over its rows (bit for bit when the runs share one n and
+    ``own_shapes`` is off), with its loss curve ending where it stopped.
 
     Args:
       arch, target: parsed architecture and target; width: hidden width.
@@ -442,19 +445,18 @@ def _fit(arch, width, target, runs, cfg, n_test, workers, own_shapes=False):
     recs, info = [None] * len(runs), {}
     for key in sorted(set(keys), reverse=True):
         idx = [i for i, k in enumerate(keys) if k == key]
-        if idx:
-            got, info_f = _fit_family(
-                arch, width, target, [runs[i] for i in idx], cfg, n_test, workers, key[0],
-                bucketed=own_shapes,
-            )  # fmt: skip
-            for i, r in zip(idx, got):
-                recs[i] = r
-            info = {
-                "seconds": info.get("seconds", 0.0) + info_f["seconds"],
-                "n_params": info_f["n_params"],
-                "workers": max(info.get("workers", 0), info_f["workers"]),
-                "programs": info.get("programs", 0) + info_f["programs"],
-            }
+        got, info_f = _fit_family(
+            arch, width, target, [runs[i] for i in idx], cfg, n_test, workers, key[0],
+            bucketed=own_shapes,
+        )  # fmt: skip
+        for i, r in zip(idx, got):
+            recs[i] = r
+        info = {
+            "seconds": info.get("seconds", 0.0) + info_f["seconds"],
+            "n_params": info_f["n_params"],
+            "workers": max(info.get("workers", 0), info_f["workers"]),
+            "programs": info.get("programs", 0) + info_f["programs"],
+        }
     return recs, info
 
 

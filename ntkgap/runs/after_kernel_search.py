@@ -4,9 +4,11 @@ the trained net itself, all from the same trainings (issue #28, E11).
 An ``after_kernel_search`` cell is a ``net_search`` cell plus ``kernel``
 (which predictor's n* it searches: ``after``, ``init`` or ``net``) and
 ``ridge`` (the kernel regressions'). Its evaluation at (seed, n) is a
-one-seed ``after_kernel`` cell: the net trained at n exactly as the
-``net_search`` evaluation with the same keys trains it (same split, seed,
-initialisation, batches and checkpoint rule), then kernel regression with
+one-seed ``after_kernel`` cell: the net trained at n as the ``net_search``
+evaluation with the same keys trains it (same split, seed, initialisation,
+batches and checkpoint rule; its rows padded to a shape of its own, so
+rounding, which training amplifies, can differ from that evaluation's), then
+kernel regression with
 its initial and final empirical NTKs on that net's training points. The
 evaluation cells do not depend on ``kernel``, so the three searches of one
 configuration share every evaluation they both ask for (stored once), and

@@ -195,10 +195,12 @@ def _net(cell):
 
 def _net_runs(cells):
     """``net`` or ``after_kernel`` cells of one seed each, alike but for n and
-    seeds, trained as one program; each result as ``run_cell`` would give it
-    (``cell_seconds`` the whole call's, ``batched_runs`` how many runs shared
-    it). An ``after_kernel`` run's kernels then follow from its parameters
-    (:func:`_with_kernels`): the per-n programs of training never compile."""
+    seeds, trained together (``net``: one program, each result as ``run_cell``
+    gives it up to rounding; ``after_kernel``: ``own_shapes``, each result the
+    same whatever shares the call) (``cell_seconds`` the whole call's,
+    ``batched_runs`` how many runs shared it). An ``after_kernel`` run's
+    kernels then follow from its parameters (:func:`_with_kernels`): the
+    per-n programs of training never compile."""
     from ntkgap.nets import training  # JAX cost (imports ntkgap._infra.compat first: x64)
 
     start = time.perf_counter()
@@ -284,6 +286,11 @@ def _after_kernel(cell):
     the parameters are not stored."""
     from ntkgap.nets import training  # JAX cost: loads where cells compute
 
+    if len(cell["seeds"]) == 1:  # a search's evaluation: the path run_cells takes
+        out = _net_runs([cell])[0]
+        for key in ("cell_seconds", "batched_runs"):
+            out.pop(key)
+        return out
     arch, target, cfg = parse_arch(cell["arch"]), parse_target(cell["target"]), _train_cfg(cell)
     _check_ridge(cell)  # refused before training
     out = training.train(
