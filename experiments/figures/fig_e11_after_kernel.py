@@ -67,5 +67,6 @@ for ax in (ax_a, ax_w):
         ax.set_xlim(depths[0] - 0.3, depths[-1] + 0.3)
     if ax.get_legend_handles_labels()[0]:
         ax.legend()
+fig.tight_layout(w_pad=2.0)  # the right panel's y label clear of the left panel
 style.state_verdicts(fig, NAME)
 style.save(fig, NAME)
