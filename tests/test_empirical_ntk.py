@@ -109,6 +109,10 @@ def test_routes_refused_in_one_line():
             fn("structured")
         with pytest.raises(UsageError, match="route='exact' is not allowed .allowed: auto, "):
             fn("exact")
+    tree0 = parse_arch("tree:arity=2,L=2,act=erf")  # the structured route
+    for arch in (tree, tree0):
+        with pytest.raises(UsageError, match="block=0 must be >= 1"):
+            empirical.empirical_ntk(arch, 4, params, x, block=0)
 
 
 def test_several_outputs_take_the_jacobian_route():

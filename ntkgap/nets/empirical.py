@@ -169,13 +169,13 @@ def empirical_ntk(
         Sohl-Dickstein & Schoenholz, "Fast Finite Width Neural Tangent
         Kernel", ICML 2022.
     """
+    if block is not None and block < 1:
+        raise UsageError(f"empirical NTK: block={block} must be >= 1")
     if _route(arch, params, route) == "structured":
         f1 = _tree_features(arch, width, params, x1, block, dtype)
         f2 = f1 if x2 is None else _tree_features(arch, width, params, x2, block, dtype)
         return _structured_gram(f1, f2, arch.spec, symmetric=x2 is None)
     block = BLOCK if block is None else block
-    if block < 1:
-        raise UsageError(f"empirical NTK: block={block} must be >= 1")
     sym = x2 is None
     x1 = np.asarray(x1, dtype)
     x2 = x1 if sym else np.asarray(x2, dtype)
@@ -271,8 +271,6 @@ def _tree_features(arch, width, params, x, block, dtype):
     to it; fewer points than a block: padded to the next power of two, so a
     search's many small n share a few compiled programs), as float64 arrays."""
     block = FEATURE_BLOCK if block is None else block
-    if block < 1:
-        raise UsageError(f"empirical NTK: block={block} must be >= 1")
     x = np.asarray(x, dtype)
     n = len(x)
     b = min(block, 1 << max(n - 1, 0).bit_length())
@@ -284,11 +282,11 @@ def _tree_features(arch, width, params, x, block, dtype):
         parts.append(([(np.asarray(u)[:, :m], np.asarray(d)[:, :m]) for u, d in pm],
                       np.asarray(readin)[:m]))  # fmt: skip
     layers = [
-        tuple(np.concatenate([q[0][k][j] for q in parts], axis=1).astype(np.float64)
+        tuple(np.concatenate([q[0][k][j] for q in parts], axis=1).astype(np.float64, copy=False)
               for j in range(2))
         for k in range(len(parts[0][0]))
     ]  # fmt: skip
-    return layers, np.concatenate([q[1] for q in parts]).astype(np.float64)
+    return layers, np.concatenate([q[1] for q in parts]).astype(np.float64, copy=False)
 
 
 def _structured_gram(f1, f2, spec, *, symmetric: bool) -> np.ndarray:
