@@ -220,7 +220,8 @@ CAPTIONS = {
     "P* the fewest training strings at which the test classification error (argmax) is at most "
     "eps_rand / 10 = 0.1 (1 - 1/n_c), i.e. 0.05 for n_c = 2 and 0.075 for n_c = 4 (Cagnetta et "
     "al., PRX 2024), log-log against n_c m^L (each trained-CNN point labelled with its cell m, "
-    "L); one colour per n_c; filled: the trained CNN (the claims' predictor), open: its NTK "
+    "L; the claims read only cells whose median P* is at most 10% of the valid strings); "
+    "one colour per n_c; filled: the trained CNN (the claims' predictor), open: its NTK "
     "(KRR; where searched), drawn just right of it; median seed with its order-statistic CI, "
     "arrows from a cap: censored (up: not reached by n_max); dotted: P* = n_c m^L. The claims' "
     "verdicts are written above the figure.",

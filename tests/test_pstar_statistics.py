@@ -206,10 +206,29 @@ def test_claims_read_classification_cells_at_their_own_threshold(store):
             RULE_SLOPE,
         )
         assert out["value"] == pytest.approx(0.0, abs=1e-9) and out["verdict"] == SUPPORTED
-        assert out["depths_resolved"] == len(X)
+        # (m = 2, L = 3): 4 x 8 = 32 of 256 strings (n_c = 2), 64 of 512 (n_c = 4): above
+        # 10%, outside the regime, so left out
+        assert out["depths_resolved"] == len(X) - 1
+        assert out["data"]["outside_regime"] == ["m=2,L=3"]
     out = _claim("pstar_ratio", {"family": fam, "n_c": [2, 4], "eps": "pstar"}, RULE_RATIO)
     assert out["value"] == pytest.approx(0.0, abs=1e-9)  # log2(8 / 4) - log2(4 / 2)
     assert out["verdict"] == SUPPORTED
+    assert out["data"]["outside_regime"] == ["n_c=2 m=2,L=3", "n_c=4 m=2,L=3"]
+    assert out["depths_resolved"] == len(X) - 1
+
+
+def test_the_ratio_leaves_a_cell_outside_the_regime_at_either_n_c(store):
+    # n_c = 4 inside the regime everywhere (m = 2, L = 3: 40 of 512 strings), n_c = 2
+    # outside at (m = 2, L = 3) only (200 of 256), where the ratio would be far off the law
+    for key, x in X.items():
+        m, L = (int(v.split("=")[1]) for v in key.split(","))
+        _put_one(store, 4, m, L, _resolved(40.0 if key == "m=2,L=3" else 8.0 * x), eps=0.075)
+        _put_one(store, 2, m, L, _resolved(200.0 if key == "m=2,L=3" else 4.0 * x))
+    fam = {"name": "rhm", "v": 8}
+    out = _claim("pstar_ratio", {"family": fam, "n_c": [2, 4], "eps": "pstar"}, RULE_RATIO)
+    assert out["data"]["outside_regime"] == ["n_c=2 m=2,L=3"]
+    assert out["depths_resolved"] == len(X) - 1
+    assert out["value"] == pytest.approx(0.0, abs=1e-9) and out["verdict"] == SUPPORTED
 
 
 def test_the_e9_config_claims_parse_with_the_depth_rule():
@@ -219,3 +238,48 @@ def test_the_e9_config_claims_parse_with_the_depth_rule():
     ours = {c.id: c for c in claims.parse_claims(cfg, "e9") if c.id.startswith("E9-P-")}
     assert set(ours) == {"E9-P-nc2", "E9-P-nc4", "E9-P-nc-ratio"}
     assert all(c.rule["min_depths"] == 3 and c.profile == "paper" for c in ours.values())
+
+
+def _put_one(put, n_c, m, L, per_seed, *, eps=0.05):
+    cell = {"method": "net_search", "target": f"rhm:v=8,n_c={n_c},m={m},s=2,L={L},seed=0",
+            "arch": f"tree:share=1,arity=2,L={L}", "eps": eps, "seeds": list(SEEDS),
+            "target_error": "classification"}  # fmt: skip
+    put(cell, {"per_seed": per_seed, "median": {}, "evaluations": []})
+
+
+def _resolved(n):
+    return [{"seed": s, "status": "resolved", "n_star": n, "bound": None} for s in SEEDS]
+
+
+def _above(bound):
+    return [{"seed": s, "status": "right", "n_star": None, "bound": bound} for s in SEEDS]
+
+
+# (m = 2, L = 3) has 256 valid strings at n_c = 2, so the regime's edge is 25.6:
+# (its per-seed P*, whether the cell stays in the claim)
+REGIME = [
+    (_resolved(25.0), True),  # 9.8%: inside
+    (_resolved(26.0), False),  # 10.2%: outside
+    (_resolved(200.0), False),  # 78%: far outside
+    (_above(20.0), True),  # censored above 20: may still lie inside
+    (_above(30.0), False),  # censored above 30: outside whatever its value
+]
+
+
+@pytest.mark.parametrize("per_seed, inside", REGIME)
+def test_a_cell_outside_the_regime_is_left_out_and_named(store, per_seed, inside):
+    # the law holds exactly on the other cells (P* = 4 m^L, all inside the regime)
+    for key, x in X.items():
+        m, L = (int(v.split("=")[1]) for v in key.split(","))
+        if key != "m=2,L=3":
+            _put_one(store, 2, m, L, _resolved(4.0 * x))
+    _put_one(store, 2, 2, 3, per_seed)
+    fam = {"name": "rhm", "v": 8, "n_c": 2}
+    out = _claim(
+        "pstar_scaling", {"family": fam, "x": "m^L", "exponent": 1, "eps": "pstar"}, RULE_SLOPE
+    )
+    assert out["data"]["outside_regime"] == ([] if inside else ["m=2,L=3"])
+    assert ("outside the regime" in out["detail"]) is not inside
+    assert out["depths_resolved"] + out["depths_bounded"] == len(X) - (0 if inside else 1)
+    if not inside:  # the law on the cells left: exactly supported
+        assert out["value"] == pytest.approx(0.0, abs=1e-9) and out["verdict"] == SUPPORTED

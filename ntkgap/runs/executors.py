@@ -9,6 +9,7 @@ chooses the learning rate of fixed-n ``net`` groups on validation
 
 from __future__ import annotations
 
+import json
 import logging
 import multiprocessing as mp
 import os
@@ -23,6 +24,7 @@ from ntkgap.runs import lr_choice
 from ntkgap.runs.config import expand, load_config
 from ntkgap.runs.methods import run_cell, run_cells, search_steps
 from ntkgap.runs.registry import METHODS, cost
+from ntkgap.runs.sample_complexity import SEARCH_KEYS
 from ntkgap.runs.store import cell_key, cell_path, load_result, save
 
 EXECUTORS = ("local", "dask")
@@ -115,16 +117,56 @@ def run(
     }
 
 
+def _eps_order(cell: dict) -> tuple:
+    """A task's order: the larger eps first (it needs the fewer samples), then the key."""
+    eps = cell.get("eps")
+    return (-eps if isinstance(eps, (int, float)) else 0.0, cell_key(cell))
+
+
+def tasks(todo: list[dict]) -> list[list[dict]]:
+    """``todo`` as tasks, each a list of cells computed one after another in
+    one worker: a ``net_search`` cell with every other ``net_search`` cell of
+    the same evaluation base (all but the search keys: e.g. one search at two
+    eps), larger eps first; every other cell alone.
+
+    Such searches share their ``net`` evaluation cells. Side by side, which
+    of them trained a shared evaluation, beside which others in one program
+    (and so padded to which shape), would depend on timing, and rounding
+    amplified by training would follow it. In one task, in a fixed order,
+    each evaluation is trained in the batch the same run always gives it,
+    and the first search's evaluations are those it trains alone.
+
+    Args:
+        todo: cell dicts.
+
+    Returns:
+        list of tasks (lists of cells), in the order of their first cell in ``todo``.
+    """
+    groups: dict[str, list[dict]] = {}
+    for c in todo:
+        base = {k: v for k, v in c.items() if k not in SEARCH_KEYS}
+        key = json.dumps(base, sort_keys=True) if c["method"] == "net_search" else cell_key(c)
+        groups.setdefault(key, []).append(c)
+    return [sorted(g, key=_eps_order) for g in groups.values()]
+
+
+def _run_task(task: list[dict], name: str) -> list[dict]:
+    """A task's cells computed in order (``tasks``), their results in that order."""
+    return [run_cell(c, name) for c in task]
+
+
 def _run_local(name: str, todo: list[dict], jobs: int, bar) -> None:
     """Computes ``todo`` here (``jobs`` <= 1) or in ``jobs`` spawned worker
-    processes, the slowest cells first so the pool ends together; each
-    process trains its seeds on cores / jobs threads."""
+    processes, task by task (``tasks``), the slowest tasks first so the pool
+    ends together; each process trains its seeds on cores / jobs threads."""
+    work = tasks(todo)
     if jobs <= 1:
-        for c in todo:
-            save(name, c, run_cell(c, name))
-            bar.update()
+        for task in work:
+            for c in task:
+                save(name, c, run_cell(c, name))
+                bar.update()
         return
-    todo = sorted(todo, key=lambda c: -cost(c))
+    work = sorted(work, key=lambda t: -sum(cost(c) for c in t))
     per = max(1, cores.available() // jobs)
     with ProcessPoolExecutor(
         max_workers=jobs,
@@ -132,10 +174,13 @@ def _run_local(name: str, todo: list[dict], jobs: int, bar) -> None:
         initializer=_share_cores,
         initargs=(per,),
     ) as pool:
-        futs = {pool.submit(run_cell, c, name): c for c in todo}
+        # a search's evaluations are stored by the worker as they return; a task
+        # interrupted before it returns recomputes only its searches' summaries
+        futs = {pool.submit(_run_task, t, name): t for t in work}
         for fut in as_completed(futs):
-            save(name, futs[fut], fut.result())
-            bar.update()
+            for c, r in zip(futs[fut], fut.result()):
+                save(name, c, r)
+                bar.update()
 
 
 def _share_cores(per):
@@ -146,8 +191,8 @@ class _DaskSearch:
     """A search cell driven in the coordinating process: its step generator,
     the step in flight (batches, results so far) and its start time."""
 
-    def __init__(self, cell, gen):
-        self.cell, self.gen = cell, gen
+    def __init__(self, cell, gen, then=()):
+        self.cell, self.gen, self.then = cell, gen, list(then)
         self.start = time.perf_counter()
         self.step = 0
         self.batches, self.results, self.left = [], [], 0
@@ -203,6 +248,9 @@ class _DaskRun:
         """Starts or continues a search: its next step, or its result stored."""
         if (out := srch.advance(results)) is not None:
             self.finish(srch.cell, out)
+            if srch.then:  # the next search of its task (``tasks``) starts now
+                nxt, rest = srch.then[0], srch.then[1:]
+                self.advance(_DaskSearch(nxt, search_steps(nxt, self.name), rest), None)
         else:
             self.submit_step(srch)
 
@@ -234,11 +282,11 @@ def _run_on_dask(client, name: str, todo: list[dict], bar) -> None:
     coordinator continues from the cells stored here.
     """
     dr = _DaskRun(client, name, bar)
-    for c in todo:
-        if METHODS[c["method"]].needs_experiment:
-            dr.advance(_DaskSearch(c, search_steps(c, name)), None)
+    for first, *rest in tasks(todo):  # searches of one task run one after another
+        if METHODS[first["method"]].needs_experiment:
+            dr.advance(_DaskSearch(first, search_steps(first, name), rest), None)
         else:
-            dr.submit_cell(c)
+            dr.submit_cell(first)
     for fut in dr.pending:
         dr.collect(fut)
 

@@ -564,6 +564,27 @@ def n_valid_formula(n_c: int, m: int, s: int, L: int) -> int:
 PSTAR_FRACTION_OF_GUESS = 0.1
 
 
+# The regime of the published law: P* at most this fraction of the valid
+# strings n_c m^((s^L - 1)/(s - 1)), so that the training set is a small sample
+# of the data and P* is not set by exhausting it (Cagnetta et al., PRX 2024,
+# measure P* far below the number of valid strings; the 10% is issue #26's).
+PSTAR_REGIME_FRACTION = 0.1
+
+
+def in_pstar_regime(pstar: float, n_c: int, m: int, s: int, L: int) -> bool:
+    """Whether a sample complexity lies in the published law's regime:
+    ``pstar`` <= PSTAR_REGIME_FRACTION x the number of valid strings.
+
+    Args:
+        pstar: a P* (or a lower bound on it).
+        n_c, m, s, L: the hierarchy model's parameters.
+
+    Returns:
+        bool.
+    """
+    return pstar <= PSTAR_REGIME_FRACTION * n_valid_formula(n_c, m, s, L)
+
+
 #: the ``eps`` a config or a claim gives for "the published P* threshold of
 #: this target's n_c" (``pstar_threshold``), read by ``threshold_of``
 PSTAR_EPS = "pstar"

@@ -510,6 +510,33 @@ def _pstar_cells(exp: str, p: dict, family: dict) -> dict:
     return dict(sorted(out.items()))
 
 
+def _regime_split(cells: dict) -> tuple[dict, dict]:
+    """The cells of ``_pstar_cells`` in the published law's regime, and those
+    outside it with the reason: the median seed's P* (a point, or a lower
+    bound when censored above) above ``rhm.PSTAR_REGIME_FRACTION`` of the
+    valid strings (``rhm.in_pstar_regime``). A median bounded only from
+    above, or unknown, stays in: it cannot place the cell outside."""
+    kept, outside = {}, {}
+    for k, (t, per_seed, (m, L)) in cells.items():
+        med, cens = _median_n(per_seed)
+        n_c, s = selection.param_of(t, "n_c"), selection.param_of(t, "s")
+        if med is None or cens == "left" or rhm.in_pstar_regime(med, n_c, m, s, L):
+            kept[k] = cells[k]
+            continue
+        valid = rhm.n_valid_formula(n_c, m, s, L)
+        outside[k] = f"{k}: {_median_text(per_seed)} of {valid:,} valid strings"
+    return kept, outside
+
+
+def _regime_text(outside: dict) -> str:
+    if not outside:
+        return ""
+    pct = f"{100 * rhm.PSTAR_REGIME_FRACTION:g}%"
+    return f"; left out, outside the regime (median P* above {pct} of the valid strings): " + (
+        "; ".join(outside.values())
+    )
+
+
 def _cells_text(cells: dict) -> str:
     return ", ".join(f"{k}: {_median_text(v[1])}" for k, v in cells.items()) or "none"
 
@@ -541,7 +568,7 @@ def pstar_scaling(p: dict, exp: str) -> Measured:
     """
     if p.get("x") not in PSTAR_X:
         raise UsageError(f"claim params: x={p.get('x')!r} (allowed: {', '.join(PSTAR_X)})")
-    cells = _pstar_cells(exp, p, p["family"])
+    cells, outside = _regime_split(_pstar_cells(exp, p, p["family"]))
     x = {k: PSTAR_X[p["x"]](*mL) for k, (_, _, mL) in cells.items()}
     out = interval_statistics.pstar_scaling(
         {k: v[1] for k, v in cells.items()}, x, float(p.get("exponent", 1)), p["rule"]
@@ -549,10 +576,10 @@ def pstar_scaling(p: dict, exp: str) -> Measured:
     detail = (
         f"classification P* of {' '.join(map(str, p['a']))} against x = {p['x']}: "
         + ", ".join(f"{k} (x={x[k]:g}): {_median_text(v[1])}" for k, v in cells.items())
-        + f"; {out['detail']}"
+        + f"; {out['detail']}{_regime_text(outside)}"
     )
     data = {k: out[k] for k in ("depths", "per_seed", "seeds_decided") if k in out}
-    return _measured(out, detail, dict(data, x=x))
+    return _measured(out, detail, dict(data, x=x, outside_regime=sorted(outside)))
 
 
 def pstar_ratio(p: dict, exp: str) -> Measured:
@@ -574,7 +601,14 @@ def pstar_ratio(p: dict, exp: str) -> Measured:
         Cagnetta et al., Phys. Rev. X 14, 031001 (2024) (P* ~ n_c m^L).
     """
     nb, na = p["n_c"]
-    a, b = (_pstar_cells(exp, p, dict(p["family"], n_c=n)) for n in (na, nb))
+    (a, out_a), (b, out_b) = (
+        _regime_split(_pstar_cells(exp, p, dict(p["family"], n_c=n))) for n in (na, nb)
+    )
+    # a cell outside the regime at either n_c leaves the ratio at both
+    outside = {f"n_c={na} {k}": f"n_c={na} {v}" for k, v in out_a.items()}
+    outside.update({f"n_c={nb} {k}": f"n_c={nb} {v}" for k, v in out_b.items()})
+    a = {k: v for k, v in a.items() if k not in out_b}
+    b = {k: v for k, v in b.items() if k not in out_a}
     # the law's ratio does not depend on (m, L): read it at m = L = 1
     expected = math.log2(rhm.paper_pstar(na, 1, 1) / rhm.paper_pstar(nb, 1, 1))
     out = interval_statistics.pstar_ratio(
@@ -583,9 +617,12 @@ def pstar_ratio(p: dict, exp: str) -> Measured:
     detail = (
         f"classification P* of {' '.join(map(str, p['a']))}, n_c={na} over n_c={nb}: "
         f"n_c={na}: {_cells_text(a)}; n_c={nb}: {_cells_text(b)}; {out['detail']}"
+        f"{_regime_text(outside)}"
     )
     data = {k: out[k] for k in ("depths", "per_seed", "seeds_decided") if k in out}
-    return _measured(out, detail, dict(data, expected_log2=expected))
+    return _measured(
+        out, detail, dict(data, expected_log2=expected, outside_regime=sorted(outside))
+    )
 
 
 def nstar_by_key(exp: str, side: Side, family: dict, key: str, eps: float) -> dict:
