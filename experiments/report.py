@@ -17,6 +17,7 @@ from ntkgap._infra.files import atomic_write, dumps
 from ntkgap.runs import config as runs_config
 from ntkgap.runs import store
 from ntkgap.runs.scaling import MIN_SEEDS_FOR_CI
+from ntkgap.targets.rhm import PSTAR_REGIME_FRACTION
 from ntkgap.verdicts import claims as claims_mod
 from ntkgap.verdicts import rules, selection, tables
 
@@ -220,7 +221,8 @@ CAPTIONS = {
     "P* the fewest training strings at which the test classification error (argmax) is at most "
     "eps_rand / 10 = 0.1 (1 - 1/n_c), i.e. 0.05 for n_c = 2 and 0.075 for n_c = 4 (Cagnetta et "
     "al., PRX 2024), log-log against n_c m^L (each trained-CNN point labelled with its cell m, "
-    "L; the claims read only cells whose median P* is at most 10% of the valid strings); "
+    f"L; the claims read a seed whose P* may lie beyond {100 * PSTAR_REGIME_FRACTION:g}% of "
+    "its cell's valid strings as censored there, a bound); "
     "one colour per n_c; filled: the trained CNN (the claims' predictor), open: its NTK "
     "(KRR; where searched), drawn just right of it; median seed with its order-statistic CI, "
     "arrows from a cap: censored (up: not reached by n_max); dotted: P* = n_c m^L. The claims' "

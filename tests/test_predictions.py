@@ -278,3 +278,29 @@ def test_winner_claim_scores_only_points_with_a_kernel_prediction(monkeypatch):
     m = P.e10_winner({"rule": {"kind": "above", "threshold": 0.8}}, "e10_predict")
     assert m.value == 0.5 and m.seeds == 2
     assert "1 decided point(s) without kernel theory" in m.detail
+
+
+# (rule, shift, the fewest m at which m of m reads supported, from the closed form of
+# the all-successes Clopper-Pearson lower end 0.025^(1/m); None: never)
+def _closed_form_fewest(floor):
+    return next(m for m in range(1, 1000) if 0.025 ** (1 / m) > floor)
+
+
+FEWEST = [
+    ({"kind": "above", "threshold": 0.8}, 0.0, _closed_form_fewest(0.8)),  # E10-winner: 17
+    ({"kind": "equivalence", "margin": 0.15}, 0.95, _closed_form_fewest(0.8)),  # E10-coverage
+    ({"kind": "above", "threshold": 0.5}, 0.0, _closed_form_fewest(0.5)),  # 6
+    ({"kind": "above", "threshold": 1.0}, 0.0, None),  # a proportion never exceeds 1
+]
+
+
+@pytest.mark.parametrize("rule, shift, fewest", FEWEST)
+def test_fewest_units_a_proportion_needs_to_read_supported(rule, shift, fewest):
+    assert P._fewest_to_support(rule, shift) == fewest
+    if fewest is None:
+        return
+    # the detail says so below it, and not from it on
+    few = P._binomial("x", fewest - 1, fewest - 1, rule, shift=shift)
+    assert few.verdict != "supported" and f"needs >= {fewest}" in few.detail
+    enough = P._binomial("x", fewest, fewest, rule, shift=shift)
+    assert enough.verdict == "supported" and "needs >=" not in enough.detail

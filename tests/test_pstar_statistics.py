@@ -13,7 +13,7 @@ import pytest
 
 from ntkgap.runs import config
 from ntkgap.runs import store as runs_store
-from ntkgap.verdicts import claims, interval_statistics, rules
+from ntkgap.verdicts import claims, interval_statistics, intervals, nstar_statistics, rules
 from ntkgap.verdicts.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, TOO_FEW_DEPTHS
 
 SEEDS = range(9)
@@ -191,9 +191,10 @@ def _claim(stat, params, rule):
 
 
 def test_claims_read_classification_cells_at_their_own_threshold(store):
-    # classification searches at the published thresholds (0.1 x (1 - 1/n_c))
-    _put_cells(store, 2, lambda x: 4.0 * x, eps=0.05)
-    _put_cells(store, 4, lambda x: 8.0 * x, eps=0.075)
+    # classification searches at the published thresholds (0.1 x (1 - 1/n_c)), every
+    # cell inside the regime (m = 2, L = 3: 24 of 256 and 48 of 512 strings, below 10%)
+    _put_cells(store, 2, lambda x: 3.0 * x, eps=0.05)
+    _put_cells(store, 4, lambda x: 6.0 * x, eps=0.075)
     # decoys the claims must not read: regression searches, and classification
     # searches at another eps, both far off the law
     _put_cells(store, 2, lambda x: 4.0 * x**3, eps=0.05, error=None)
@@ -206,29 +207,10 @@ def test_claims_read_classification_cells_at_their_own_threshold(store):
             RULE_SLOPE,
         )
         assert out["value"] == pytest.approx(0.0, abs=1e-9) and out["verdict"] == SUPPORTED
-        # (m = 2, L = 3): 4 x 8 = 32 of 256 strings (n_c = 2), 64 of 512 (n_c = 4): above
-        # 10%, outside the regime, so left out
-        assert out["depths_resolved"] == len(X) - 1
-        assert out["data"]["outside_regime"] == ["m=2,L=3"]
+        assert out["depths_resolved"] == len(X) and out["data"]["beyond_regime"] == {}
     out = _claim("pstar_ratio", {"family": fam, "n_c": [2, 4], "eps": "pstar"}, RULE_RATIO)
-    assert out["value"] == pytest.approx(0.0, abs=1e-9)  # log2(8 / 4) - log2(4 / 2)
-    assert out["verdict"] == SUPPORTED
-    assert out["data"]["outside_regime"] == ["n_c=2 m=2,L=3", "n_c=4 m=2,L=3"]
-    assert out["depths_resolved"] == len(X) - 1
-
-
-def test_the_ratio_leaves_a_cell_outside_the_regime_at_either_n_c(store):
-    # n_c = 4 inside the regime everywhere (m = 2, L = 3: 40 of 512 strings), n_c = 2
-    # outside at (m = 2, L = 3) only (200 of 256), where the ratio would be far off the law
-    for key, x in X.items():
-        m, L = (int(v.split("=")[1]) for v in key.split(","))
-        _put_one(store, 4, m, L, _resolved(40.0 if key == "m=2,L=3" else 8.0 * x), eps=0.075)
-        _put_one(store, 2, m, L, _resolved(200.0 if key == "m=2,L=3" else 4.0 * x))
-    fam = {"name": "rhm", "v": 8}
-    out = _claim("pstar_ratio", {"family": fam, "n_c": [2, 4], "eps": "pstar"}, RULE_RATIO)
-    assert out["data"]["outside_regime"] == ["n_c=2 m=2,L=3"]
-    assert out["depths_resolved"] == len(X) - 1
-    assert out["value"] == pytest.approx(0.0, abs=1e-9) and out["verdict"] == SUPPORTED
+    assert out["value"] == pytest.approx(0.0, abs=1e-9)  # log2(6 / 3) - log2(4 / 2)
+    assert out["verdict"] == SUPPORTED and out["data"]["beyond_regime"] == {}
 
 
 def test_the_e9_config_claims_parse_with_the_depth_rule():
@@ -255,31 +237,64 @@ def _above(bound):
     return [{"seed": s, "status": "right", "n_star": None, "bound": bound} for s in SEEDS]
 
 
-# (m = 2, L = 3) has 256 valid strings at n_c = 2, so the regime's edge is 25.6:
-# (its per-seed P*, whether the cell stays in the claim)
+# (m = 2, L = 3) has 256 valid strings at n_c = 2, so the regime's edge is 25.6 (10%):
+# (a seed's P* as stored, how the claims read it: (low, high) of P*, by hand)
+EDGE = 25.6
 REGIME = [
-    (_resolved(25.0), True),  # 9.8%: inside
-    (_resolved(26.0), False),  # 10.2%: outside
-    (_resolved(200.0), False),  # 78%: far outside
-    (_above(20.0), True),  # censored above 20: may still lie inside
-    (_above(30.0), False),  # censored above 30: outside whatever its value
+    ({"status": "resolved", "n_star": 25.0, "bound": None}, (25.0, 25.0)),  # inside
+    ({"status": "resolved", "n_star": 26.0, "bound": None}, (EDGE, math.inf)),  # beyond
+    ({"status": "resolved", "n_star": 200.0, "bound": None}, (EDGE, math.inf)),
+    ({"status": "right", "n_star": None, "bound": 20.0}, (20.0, math.inf)),  # may be inside
+    ({"status": "right", "n_star": None, "bound": 30.0}, (EDGE, math.inf)),
+    ({"status": "resolved", "n_star": 25.0, "lo": 20.0, "hi": 30.0}, (20.0, math.inf)),  # across
+    ({"status": "resolved", "n_star": 15.0, "lo": 10.0, "hi": 20.0}, (10.0, 20.0)),  # inside
+    ({"status": "left", "n_star": None, "bound": 8.0}, (0.0, 8.0)),  # at most n_min
 ]
 
 
-@pytest.mark.parametrize("per_seed, inside", REGIME)
-def test_a_cell_outside_the_regime_is_left_out_and_named(store, per_seed, inside):
-    # the law holds exactly on the other cells (P* = 4 m^L, all inside the regime)
+@pytest.mark.parametrize("item, expected", REGIME)
+def test_a_seed_beyond_the_regime_edge_reads_as_a_bound_at_it(item, expected):
+    cells = {"m=2,L=3": ("rhm:v=8,n_c=2,m=2,s=2,L=3,seed=0", [dict(item, seed=0)], (2, 3))}
+    out, clipped = nstar_statistics._regime_clip(cells)
+    lo, hi = intervals.log_interval(out["m=2,L=3"][1][0])
+    want = tuple(math.log(v) if 0 < v < math.inf else -math.inf if v == 0 else v for v in expected)
+    assert (lo, hi) == pytest.approx(want)
+    beyond = expected[1] == math.inf and item["status"] != "left"
+    assert clipped == ({"m=2,L=3": (1, 1, pytest.approx(EDGE))} if beyond else {})
+
+
+def _put_one(put, n_c, m, L, per_seed, *, eps=0.05):
+    cell = {"method": "net_search", "target": f"rhm:v=8,n_c={n_c},m={m},s=2,L={L},seed=0",
+            "arch": f"tree:share=1,arity=2,L={L}", "eps": eps, "seeds": list(SEEDS),
+            "target_error": "classification"}  # fmt: skip
+    put(cell, {"per_seed": per_seed, "median": {}, "evaluations": []})
+
+
+def _resolved(n):
+    return [{"seed": s, "status": "resolved", "n_star": n, "bound": None} for s in SEEDS]
+
+
+def test_a_cell_far_beyond_the_edge_is_evidence_not_a_dropped_point(store):
+    # the law holds exactly on four cells (P* = 4 m^L, inside the regime); at the fifth,
+    # (m = 2, L = 3), P* = 200 at every seed, far above the law's 32 and the edge 25.6.
+    # Dropped, the four cells would read "supported"; read as a bound (P* > 25.6), the
+    # slope is open below and the claim cannot be supported
     for key, x in X.items():
         m, L = (int(v.split("=")[1]) for v in key.split(","))
-        if key != "m=2,L=3":
-            _put_one(store, 2, m, L, _resolved(4.0 * x))
-    _put_one(store, 2, 2, 3, per_seed)
+        _put_one(store, 2, m, L, _resolved(200.0 if key == "m=2,L=3" else 4.0 * x))
     fam = {"name": "rhm", "v": 8, "n_c": 2}
     out = _claim(
         "pstar_scaling", {"family": fam, "x": "m^L", "exponent": 1, "eps": "pstar"}, RULE_SLOPE
     )
-    assert out["data"]["outside_regime"] == ([] if inside else ["m=2,L=3"])
-    assert ("outside the regime" in out["detail"]) is not inside
-    assert out["depths_resolved"] + out["depths_bounded"] == len(X) - (0 if inside else 1)
-    if not inside:  # the law on the cells left: exactly supported
-        assert out["value"] == pytest.approx(0.0, abs=1e-9) and out["verdict"] == SUPPORTED
+    assert out["data"]["beyond_regime"] == {"m=2,L=3": len(SEEDS)}
+    assert "m=2,L=3: 9 of 9 (edge 25.6)" in out["detail"]
+    assert out["verdict"] != SUPPORTED and out["lo"] is None  # open below
+    # the ratio reads the same seeds as bounds at both n_c
+    for key, x in X.items():
+        m, L = (int(v.split("=")[1]) for v in key.split(","))
+        _put_one(store, 4, m, L, _resolved(8.0 * x), eps=0.075)  # m = 2, L = 3: 64 > 51.2
+    out = _claim(
+        "pstar_ratio", {"family": {"name": "rhm", "v": 8}, "n_c": [2, 4], "eps": "pstar"},
+        RULE_RATIO,
+    )  # fmt: skip
+    assert out["data"]["beyond_regime"] == {"n_c=4 m=2,L=3": 9, "n_c=2 m=2,L=3": 9}

@@ -413,8 +413,8 @@ def train_runs(
       own_shapes: pad each run's rows to the power of two above its own
         sizes (not to the largest run's) and train runs of different padded
         shapes as different programs, so that a run's numbers, bit for bit,
-        never depend on which runs share the call (searches that share
-        evaluations and run side by side batch them as timing allows).
+        never depend on which runs share the call (a second guard beside
+        ``executors.tasks``, which runs searches sharing evaluations in order).
 
     Returns:
       list, one per run in order: the dict ``train`` returns for that one

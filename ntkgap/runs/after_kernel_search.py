@@ -11,7 +11,8 @@ rounding, which training amplifies, can differ from that evaluation's), then
 kernel regression with
 its initial and final empirical NTKs on that net's training points. The
 evaluation cells do not depend on ``kernel``, so the three searches of one
-configuration share every evaluation they both ask for (stored once), and
+configuration share every evaluation they both ask for (stored once; the
+runner runs them one after another in one task, ``executors.tasks``), and
 ``kernel = "net"`` gives the net's n* from the very trainings whose kernels
 the other two score.
 
@@ -50,6 +51,14 @@ def evaluation_cell(cell: dict, n: int, seed: int, lr=None) -> dict:
     """
     out = sample_complexity.evaluation_cell(_net_search(cell), n, seed, lr)
     return dict(out, method="after_kernel", ridge=cell["ridge"])
+
+
+def evaluation_base(cell: dict) -> dict:
+    """The base its ``net_search`` has (``sample_complexity.evaluation_base``):
+    the three searches of one configuration (``kernel``), whatever their
+    ``ridge``, and that net_search share their trainings (the rate sweep's
+    ``net`` cells, and the after_kernel cells of one ridge)."""
+    return sample_complexity.evaluation_base(_net_search(cell))
 
 
 def _net_search(cell: dict) -> dict:

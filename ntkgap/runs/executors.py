@@ -1,8 +1,11 @@
 """Where cells are computed: in this process, in a local process pool, or on
 a Dask cluster; :func:`run` runs a config's missing cells on one of them.
 
-Every executor stores each result here, in the coordinating process, as it
-returns (:func:`ntkgap.runs.store.save`); after the cells, the runner
+Every executor stores each cell's result here, in the coordinating process,
+as it returns (:func:`ntkgap.runs.store.save`); a search's evaluation cells
+are stored where its loop runs (a local worker, or here for Dask), each batch
+as it is computed. Searches that share evaluations run one after another in
+one task (:func:`tasks`). After the cells, the runner
 chooses the learning rate of fixed-n ``net`` groups on validation
 (:mod:`ntkgap.runs.lr_choice`).
 """
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import multiprocessing as mp
 import os
 import time
@@ -20,11 +24,10 @@ from concurrent.futures import ProcessPoolExecutor, as_completed
 from ntkgap._infra import config, cores, progress
 from ntkgap._infra.files import atomic_write, dumps, ensure_folder, jsonable, remove_stale_temp
 from ntkgap.errors import UsageError
-from ntkgap.runs import lr_choice
+from ntkgap.runs import after_kernel_search, lr_choice, sample_complexity
 from ntkgap.runs.config import expand, load_config
 from ntkgap.runs.methods import run_cell, run_cells, search_steps
-from ntkgap.runs.registry import METHODS, cost
-from ntkgap.runs.sample_complexity import SEARCH_KEYS
+from ntkgap.runs.registry import METHODS, cost, fill
 from ntkgap.runs.store import cell_key, cell_path, load_result, save
 
 EXECUTORS = ("local", "dask")
@@ -117,24 +120,35 @@ def run(
     }
 
 
-def _eps_order(cell: dict) -> tuple:
-    """A task's order: the larger eps first (it needs the fewer samples), then the key."""
+#: the searches whose evaluations train networks, with what their evaluations
+#: share (an ``after_kernel_search`` has its ``net_search``'s base, so the two
+#: methods group together); kernel searches evaluate one cell at a time
+TRAINING_SEARCH_BASE = {
+    "net_search": sample_complexity.evaluation_base,
+    "after_kernel_search": after_kernel_search.evaluation_base,
+}
+
+
+def _in_task_order(cell: dict) -> tuple:
+    """A cell's place within its task: the larger numeric eps first (it needs
+    the fewer samples), a named eps (the RHM's "pstar") after every number,
+    then the cell's key."""
     eps = cell.get("eps")
-    return (-eps if isinstance(eps, (int, float)) else 0.0, cell_key(cell))
+    return (-eps if isinstance(eps, (int, float)) else math.inf, cell_key(cell))
 
 
 def tasks(todo: list[dict]) -> list[list[dict]]:
     """``todo`` as tasks, each a list of cells computed one after another in
-    one worker: a ``net_search`` cell with every other ``net_search`` cell of
-    the same evaluation base (all but the search keys: e.g. one search at two
-    eps), larger eps first; every other cell alone.
+    one worker: a training search (TRAINING_SEARCH_BASE) with every other of
+    the same evaluation base (e.g. one search at two eps, or an after-kernel
+    search's three kernels), in ``_in_task_order``; every other cell alone.
 
-    Such searches share their ``net`` evaluation cells. Side by side, which
-    of them trained a shared evaluation, beside which others in one program
-    (and so padded to which shape), would depend on timing, and rounding
-    amplified by training would follow it. In one task, in a fixed order,
-    each evaluation is trained in the batch the same run always gives it,
-    and the first search's evaluations are those it trains alone.
+    Such searches share evaluation cells. Side by side, which of them trained
+    a shared evaluation, beside which others in one program (and so padded
+    to which shape), would depend on timing, and rounding amplified by
+    training would follow it. In one task, in a fixed order, each evaluation
+    is trained in the batch the same run always gives it, and the first
+    search's evaluations are those it trains alone.
 
     Args:
         todo: cell dicts.
@@ -144,10 +158,10 @@ def tasks(todo: list[dict]) -> list[list[dict]]:
     """
     groups: dict[str, list[dict]] = {}
     for c in todo:
-        base = {k: v for k, v in c.items() if k not in SEARCH_KEYS}
-        key = json.dumps(base, sort_keys=True) if c["method"] == "net_search" else cell_key(c)
+        base = TRAINING_SEARCH_BASE.get(c["method"])
+        key = json.dumps(base(fill(c)), sort_keys=True) if base else cell_key(c)
         groups.setdefault(key, []).append(c)
-    return [sorted(g, key=_eps_order) for g in groups.values()]
+    return [sorted(g, key=_in_task_order) for g in groups.values()]
 
 
 def _run_task(task: list[dict], name: str) -> list[dict]:

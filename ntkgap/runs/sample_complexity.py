@@ -61,6 +61,13 @@ def target_of(cell: dict):
 CLASSIFICATION_KEY = rhm.CLASSIFICATION_RESULT
 
 
+def evaluation_base(cell: dict) -> dict:
+    """What every evaluation cell of a search cell shares: the cell without
+    its search keys (SEARCH_KEYS). Two searches with one base share their
+    evaluations (``executors.tasks`` runs them one after another)."""
+    return {k: v for k, v in cell.items() if k not in SEARCH_KEYS}
+
+
 def evaluation_cell(cell: dict, n: int, seed: int, lr=None) -> dict:
     """The one-seed ``ntk``/``net`` cell of a search cell at (n, seed).
 
@@ -74,7 +81,7 @@ def evaluation_cell(cell: dict, n: int, seed: int, lr=None) -> dict:
         dict: the cell without its search keys, with ``method`` ``ntk`` (and
         ``n``, ``seed``) or ``net`` (and ``n``, ``seeds`` = [seed], ``lr``).
     """
-    base = {k: v for k, v in cell.items() if k not in SEARCH_KEYS}
+    base = evaluation_base(cell)
     if cell["method"] == "ntk_search":
         return dict(base, method="ntk", n=int(n), seed=int(seed))
     out = dict(base, method="net", n=int(n), seeds=[int(seed)])

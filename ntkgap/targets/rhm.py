@@ -571,18 +571,17 @@ PSTAR_FRACTION_OF_GUESS = 0.1
 PSTAR_REGIME_FRACTION = 0.1
 
 
-def in_pstar_regime(pstar: float, n_c: int, m: int, s: int, L: int) -> bool:
-    """Whether a sample complexity lies in the published law's regime:
-    ``pstar`` <= PSTAR_REGIME_FRACTION x the number of valid strings.
+def pstar_regime_edge(n_c: int, m: int, s: int, L: int) -> float:
+    """The largest P* inside the published law's regime:
+    PSTAR_REGIME_FRACTION x the number of valid strings.
 
     Args:
-        pstar: a P* (or a lower bound on it).
         n_c, m, s, L: the hierarchy model's parameters.
 
     Returns:
-        bool.
+        float (25.6 for n_c = 2, m = 2, s = 2, L = 3: 10% of 256).
     """
-    return pstar <= PSTAR_REGIME_FRACTION * n_valid_formula(n_c, m, s, L)
+    return PSTAR_REGIME_FRACTION * n_valid_formula(n_c, m, s, L)
 
 
 #: the ``eps`` a config or a claim gives for "the published P* threshold of

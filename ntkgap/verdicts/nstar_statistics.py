@@ -510,30 +510,45 @@ def _pstar_cells(exp: str, p: dict, family: dict) -> dict:
     return dict(sorted(out.items()))
 
 
-def _regime_split(cells: dict) -> tuple[dict, dict]:
-    """The cells of ``_pstar_cells`` in the published law's regime, and those
-    outside it with the reason: the median seed's P* (a point, or a lower
-    bound when censored above) above ``rhm.PSTAR_REGIME_FRACTION`` of the
-    valid strings (``rhm.in_pstar_regime``). A median bounded only from
-    above, or unknown, stays in: it cannot place the cell outside."""
-    kept, outside = {}, {}
+def _regime_clip(cells: dict) -> tuple[dict, dict]:
+    """The cells of ``_pstar_cells`` read inside the published law's regime
+    (``rhm.pstar_regime_edge``: P* at most 10% of the valid strings), and the
+    seeds read so per cell.
+
+    A seed whose P* may lie beyond its cell's edge (its interval's upper end
+    above it: resolved beyond it, a bracket across it, or censored above) is
+    read as "not reached within the regime": censored above at the lesser
+    of its lower end and the edge, a bound (evidence, never a dropped
+    point). The rule depends on the design only (the edge), seed by seed;
+    it is what a search capped at the edge would have found.
+
+    Returns:
+        ({label: (target, {seed: item}, (m, L))}, {label: (seeds read so, of, edge)}).
+    """
+    out, clipped = {}, {}
     for k, (t, per_seed, (m, L)) in cells.items():
-        med, cens = _median_n(per_seed)
         n_c, s = selection.param_of(t, "n_c"), selection.param_of(t, "s")
-        if med is None or cens == "left" or rhm.in_pstar_regime(med, n_c, m, s, L):
-            kept[k] = cells[k]
-            continue
-        valid = rhm.n_valid_formula(n_c, m, s, L)
-        outside[k] = f"{k}: {_median_text(per_seed)} of {valid:,} valid strings"
-    return kept, outside
+        edge = rhm.pstar_regime_edge(n_c, m, s, L)
+        items, beyond = {}, 0
+        for seed, item in intervals.by_seed(per_seed).items():
+            lo, hi = intervals.log_interval(item)
+            if hi > math.log(edge):
+                item, beyond = (min(math.exp(lo), edge), math.inf), beyond + 1
+            items[seed] = item
+        out[k] = (t, items, (m, L))
+        if beyond:
+            clipped[k] = (beyond, len(items), edge)
+    return out, clipped
 
 
-def _regime_text(outside: dict) -> str:
-    if not outside:
+def _regime_text(clipped: dict, prefix: str = "") -> str:
+    if not clipped:
         return ""
     pct = f"{100 * rhm.PSTAR_REGIME_FRACTION:g}%"
-    return f"; left out, outside the regime (median P* above {pct} of the valid strings): " + (
-        "; ".join(outside.values())
+    return (
+        f"; read as censored at the regime's edge (P* <= {pct} of the valid strings), seeds "
+        "whose P* may lie beyond it: "
+        + ", ".join(f"{prefix}{k}: {b} of {n} (edge {e:.4g})" for k, (b, n, e) in clipped.items())
     )
 
 
@@ -568,7 +583,7 @@ def pstar_scaling(p: dict, exp: str) -> Measured:
     """
     if p.get("x") not in PSTAR_X:
         raise UsageError(f"claim params: x={p.get('x')!r} (allowed: {', '.join(PSTAR_X)})")
-    cells, outside = _regime_split(_pstar_cells(exp, p, p["family"]))
+    cells, clipped = _regime_clip(_pstar_cells(exp, p, p["family"]))
     x = {k: PSTAR_X[p["x"]](*mL) for k, (_, _, mL) in cells.items()}
     out = interval_statistics.pstar_scaling(
         {k: v[1] for k, v in cells.items()}, x, float(p.get("exponent", 1)), p["rule"]
@@ -576,10 +591,11 @@ def pstar_scaling(p: dict, exp: str) -> Measured:
     detail = (
         f"classification P* of {' '.join(map(str, p['a']))} against x = {p['x']}: "
         + ", ".join(f"{k} (x={x[k]:g}): {_median_text(v[1])}" for k, v in cells.items())
-        + f"; {out['detail']}{_regime_text(outside)}"
+        + f"; {out['detail']}{_regime_text(clipped)}"
     )
     data = {k: out[k] for k in ("depths", "per_seed", "seeds_decided") if k in out}
-    return _measured(out, detail, dict(data, x=x, outside_regime=sorted(outside)))
+    beyond = {k: v[0] for k, v in clipped.items()}
+    return _measured(out, detail, dict(data, x=x, beyond_regime=beyond))
 
 
 def pstar_ratio(p: dict, exp: str) -> Measured:
@@ -601,14 +617,9 @@ def pstar_ratio(p: dict, exp: str) -> Measured:
         Cagnetta et al., Phys. Rev. X 14, 031001 (2024) (P* ~ n_c m^L).
     """
     nb, na = p["n_c"]
-    (a, out_a), (b, out_b) = (
-        _regime_split(_pstar_cells(exp, p, dict(p["family"], n_c=n))) for n in (na, nb)
+    (a, clip_a), (b, clip_b) = (
+        _regime_clip(_pstar_cells(exp, p, dict(p["family"], n_c=n))) for n in (na, nb)
     )
-    # a cell outside the regime at either n_c leaves the ratio at both
-    outside = {f"n_c={na} {k}": f"n_c={na} {v}" for k, v in out_a.items()}
-    outside.update({f"n_c={nb} {k}": f"n_c={nb} {v}" for k, v in out_b.items()})
-    a = {k: v for k, v in a.items() if k not in out_b}
-    b = {k: v for k, v in b.items() if k not in out_a}
     # the law's ratio does not depend on (m, L): read it at m = L = 1
     expected = math.log2(rhm.paper_pstar(na, 1, 1) / rhm.paper_pstar(nb, 1, 1))
     out = interval_statistics.pstar_ratio(
@@ -617,12 +628,11 @@ def pstar_ratio(p: dict, exp: str) -> Measured:
     detail = (
         f"classification P* of {' '.join(map(str, p['a']))}, n_c={na} over n_c={nb}: "
         f"n_c={na}: {_cells_text(a)}; n_c={nb}: {_cells_text(b)}; {out['detail']}"
-        f"{_regime_text(outside)}"
+        f"{_regime_text(clip_a, f'n_c={na} ')}{_regime_text(clip_b, f'n_c={nb} ')}"
     )
     data = {k: out[k] for k in ("depths", "per_seed", "seeds_decided") if k in out}
-    return _measured(
-        out, detail, dict(data, expected_log2=expected, outside_regime=sorted(outside))
-    )
+    beyond = {f"n_c={n} {k}": v[0] for n, c in ((na, clip_a), (nb, clip_b)) for k, v in c.items()}
+    return _measured(out, detail, dict(data, expected_log2=expected, beyond_regime=beyond))
 
 
 def nstar_by_key(exp: str, side: Side, family: dict, key: str, eps: float) -> dict:

@@ -702,20 +702,49 @@ def e10_net(params: dict, experiment: str) -> rules.Measured:
     return _median_claim("|log10 net pred/measured|", sets, params["rule"])
 
 
-def _binomial(name, k: float, m: int, rule: dict, shift: float = 0.0) -> rules.Measured:
-    """A proportion k/m with its Clopper-Pearson interval (minus ``shift``)."""
-    if m == 0:
-        return rules.Measured(None, detail=f"{name}: nothing scored", verdict=rules.INCONCLUSIVE)
+#: the most units ``_fewest_to_support`` looks through
+FEWEST_SEARCH_MAX = 1000
+
+
+def _clopper_pearson(k: float, m: int) -> tuple[float, float]:
+    """The exact 0.95 binomial interval of k successes in m."""
     lo = 0.0 if k <= 0 else float(stats.beta.ppf(0.025, k, m - k + 1))
     hi = 1.0 if k >= m else float(stats.beta.ppf(0.975, k + 1, m - k))
+    return lo, hi
+
+
+def _fewest_to_support(rule: dict, shift: float) -> int | None:
+    """The fewest units m at which m of m (every one a success) reads
+    supported under ``rule``: below it a proportion cannot be supported
+    whatever the data (None when not within FEWEST_SEARCH_MAX)."""
+    for m in range(1, FEWEST_SEARCH_MAX + 1):
+        lo, hi = _clopper_pearson(m, m)
+        if rules.rule_verdict(rule, lo - shift, hi - shift) == rules.SUPPORTED:
+            return m
+    return None
+
+
+def _binomial(name, k: float, m: int, rule: dict, shift: float = 0.0) -> rules.Measured:
+    """A proportion k/m with its Clopper-Pearson interval (minus ``shift``);
+    the detail says when m is too few for "supported" whatever the data."""
+    if m == 0:
+        return rules.Measured(None, detail=f"{name}: nothing scored", verdict=rules.INCONCLUSIVE)
+    lo, hi = _clopper_pearson(k, m)
     val, lo, hi = k / m - shift, lo - shift, hi - shift
+    detail = f"{name}: {k:g} of {m}"
+    fewest = _fewest_to_support(rule, shift)
+    if fewest is not None and m < fewest:
+        detail += (
+            f" (with {m}, even {m} of {m} cannot read supported under this rule: that needs"
+            f" >= {fewest})"
+        )
     return rules.Measured(
         val,
         lo,
         hi,
         seeds=m,
         ci_method="Clopper-Pearson 0.95 (exact binomial)",
-        detail=f"{name}: {k:g} of {m}",
+        detail=detail,
         verdict=rules.rule_verdict(rule, lo, hi),
     )
 
