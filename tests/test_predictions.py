@@ -9,6 +9,7 @@ import math
 
 import numpy as np
 import pytest
+from scipy import stats
 
 from ntkgap.errors import UsageError
 from ntkgap.runs import store
@@ -291,6 +292,8 @@ FEWEST = [
     ({"kind": "equivalence", "margin": 0.15}, 0.95, _closed_form_fewest(0.8)),  # E10-coverage
     ({"kind": "above", "threshold": 0.5}, 0.0, _closed_form_fewest(0.5)),  # 6
     ({"kind": "above", "threshold": 1.0}, 0.0, None),  # a proportion never exceeds 1
+    # 0 of m has the upper end 1 - 0.025^(1/m): below 0.2 from the same m as above 0.8
+    ({"kind": "below", "threshold": 0.2}, 0.0, _closed_form_fewest(0.8)),
 ]
 
 
@@ -300,7 +303,21 @@ def test_fewest_units_a_proportion_needs_to_read_supported(rule, shift, fewest):
     if fewest is None:
         return
     # the detail says so below it, and not from it on
-    few = P._binomial("x", fewest - 1, fewest - 1, rule, shift=shift)
+    best = 0 if rule["kind"] == "below" else 1  # the most favourable share
+    few = P._binomial("x", best * (fewest - 1), fewest - 1, rule, shift=shift)
     assert few.verdict != "supported" and f"needs >= {fewest}" in few.detail
-    enough = P._binomial("x", fewest, fewest, rule, shift=shift)
+    enough = P._binomial("x", best * fewest, fewest, rule, shift=shift)
     assert enough.verdict == "supported" and "needs >=" not in enough.detail
+
+
+def test_an_equivalence_centred_inside_can_be_supported_with_enough_units():
+    # 50 of 100 around 0.5: Clopper-Pearson [0.398, 0.602] (scipy's beta, by hand below),
+    # inside 0.5 +- 0.15; so some m <= 100 suffices, and the m found reads supported
+    rule = {"kind": "equivalence", "margin": 0.15}
+    lo, hi = stats.beta.ppf(0.025, 50, 51), stats.beta.ppf(0.975, 51, 50)
+    assert -0.15 < lo - 0.5 and hi - 0.5 < 0.15
+    m = P._fewest_to_support(rule, 0.5)
+    assert m is not None and m <= 100
+    assert P._binomial("x", m // 2, m, rule, shift=0.5).verdict == "supported" or (
+        P._binomial("x", (m + 1) // 2, m, rule, shift=0.5).verdict == "supported"
+    )

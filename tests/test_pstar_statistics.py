@@ -244,7 +244,7 @@ REGIME = [
     ({"status": "resolved", "n_star": 25.0, "bound": None}, (25.0, 25.0)),  # inside
     ({"status": "resolved", "n_star": 26.0, "bound": None}, (EDGE, math.inf)),  # beyond
     ({"status": "resolved", "n_star": 200.0, "bound": None}, (EDGE, math.inf)),
-    ({"status": "right", "n_star": None, "bound": 20.0}, (20.0, math.inf)),  # may be inside
+    ({"status": "right", "n_star": None, "bound": 20.0}, (20.0, math.inf)),  # a bound already
     ({"status": "right", "n_star": None, "bound": 30.0}, (EDGE, math.inf)),
     ({"status": "resolved", "n_star": 25.0, "lo": 20.0, "hi": 30.0}, (20.0, math.inf)),  # across
     ({"status": "resolved", "n_star": 15.0, "lo": 10.0, "hi": 20.0}, (10.0, 20.0)),  # inside
@@ -259,8 +259,9 @@ def test_a_seed_beyond_the_regime_edge_reads_as_a_bound_at_it(item, expected):
     lo, hi = intervals.log_interval(out["m=2,L=3"][1][0])
     want = tuple(math.log(v) if 0 < v < math.inf else -math.inf if v == 0 else v for v in expected)
     assert (lo, hi) == pytest.approx(want)
-    beyond = expected[1] == math.inf and item["status"] != "left"
-    assert clipped == ({"m=2,L=3": (1, 1, pytest.approx(EDGE))} if beyond else {})
+    read_so = expected[1] == math.inf and item["status"] not in ("left", "right")
+    read_so |= item["status"] == "right" and item["bound"] > EDGE  # a bound beyond the edge
+    assert clipped == ({"m=2,L=3": (1, 1, pytest.approx(EDGE))} if read_so else {})
 
 
 def _put_one(put, n_c, m, L, per_seed, *, eps=0.05):
@@ -298,3 +299,9 @@ def test_a_cell_far_beyond_the_edge_is_evidence_not_a_dropped_point(store):
         RULE_RATIO,
     )  # fmt: skip
     assert out["data"]["beyond_regime"] == {"n_c=4 m=2,L=3": 9, "n_c=2 m=2,L=3": 9}
+    # both n_c bounds above at (m = 2, L = 3): an unbounded ratio, no information, so the
+    # cell drops from each seed's mean (the raw 64 / 200 would be far off the law's 2);
+    # the other four cells are the law exactly
+    assert out["depths_resolved"] == len(X) - 1
+    assert out["value"] == pytest.approx(0.0, abs=1e-9) and out["verdict"] == SUPPORTED
+    assert out["detail"].count("beyond the regime") == 1  # one sentence for both n_c

@@ -131,12 +131,15 @@ def test_dask_starts_a_tasks_next_search_when_the_previous_one_is_stored(monkeyp
     run.name, submitted = "x", []
     run.submit_step = submitted.append
     run.finish = lambda cell, out: events.append(("stored", out["eps"]))
-    (task,) = executors.tasks([dict(BASE, eps=0.05), dict(BASE, eps=0.1)])
-    first, *rest = task
-    run.advance(executors._DaskSearch(first, steps(first, "x"), rest), None)
-    assert [s.cell["eps"] for s in submitted] == [0.1]  # the second waits
+    run.submit_cell = lambda cell: events.append(("cell", cell["method"]))
+    other = dict(BASE, method="net", n=8, seeds=[0])
+    executors._start_tasks(
+        run, "x", executors.tasks([dict(BASE, eps=0.05), dict(BASE, eps=0.1), other])
+    )
+    assert [s.cell["eps"] for s in submitted] == [0.1]  # the second search waits
+    assert events == [("start", 0.1), ("cell", "net")]
     run.advance(submitted[0], [["a result"]])
     assert [s.cell["eps"] for s in submitted] == [0.1, 0.05]
     run.advance(submitted[1], [["a result"]])
-    assert events == [("start", 0.1), ("end", 0.1), ("stored", 0.1),
+    assert events == [("start", 0.1), ("cell", "net"), ("end", 0.1), ("stored", 0.1),
                       ("start", 0.05), ("end", 0.05), ("stored", 0.05)]  # fmt: skip

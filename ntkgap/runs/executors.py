@@ -296,13 +296,19 @@ def _run_on_dask(client, name: str, todo: list[dict], bar) -> None:
     coordinator continues from the cells stored here.
     """
     dr = _DaskRun(client, name, bar)
-    for first, *rest in tasks(todo):  # searches of one task run one after another
+    _start_tasks(dr, name, tasks(todo))
+    for fut in dr.pending:
+        dr.collect(fut)
+
+
+def _start_tasks(dr, name: str, work: list[list[dict]]) -> None:
+    """Starts each task on a Dask run: a cell as a future, a task of searches
+    by its first search, the rest chained behind it (``_DaskSearch.then``)."""
+    for first, *rest in work:
         if METHODS[first["method"]].needs_experiment:
             dr.advance(_DaskSearch(first, search_steps(first, name), rest), None)
         else:
             dr.submit_cell(first)
-    for fut in dr.pending:
-        dr.collect(fut)
 
 
 def _dask_client(scheduler: str):

@@ -512,15 +512,16 @@ def _pstar_cells(exp: str, p: dict, family: dict) -> dict:
 
 def _regime_clip(cells: dict) -> tuple[dict, dict]:
     """The cells of ``_pstar_cells`` read inside the published law's regime
-    (``rhm.pstar_regime_edge``: P* at most 10% of the valid strings), and the
-    seeds read so per cell.
+    (``rhm.pstar_regime_edge``: P* at most 10% of the valid strings), and how
+    many seeds per cell were read so.
 
-    A seed whose P* may lie beyond its cell's edge (its interval's upper end
-    above it: resolved beyond it, a bracket across it, or censored above) is
-    read as "not reached within the regime": censored above at the lesser
-    of its lower end and the edge, a bound (evidence, never a dropped
-    point). The rule depends on the design only (the edge), seed by seed;
-    it is what a search capped at the edge would have found.
+    A seed whose P* may lie beyond its cell's edge (resolved beyond it, a
+    bracket across it, or censored above a bound beyond it) is read as "not
+    reached within the regime": censored above at the lesser of its lower
+    end and the edge, the bound its data imply within the regime (evidence,
+    never a dropped point). A seed censored above a bound inside the regime
+    already reads so and is left as it is. The rule depends on the design
+    only (the edge), seed by seed.
 
     Returns:
         ({label: (target, {seed: item}, (m, L))}, {label: (seeds read so, of, edge)}).
@@ -532,7 +533,8 @@ def _regime_clip(cells: dict) -> tuple[dict, dict]:
         items, beyond = {}, 0
         for seed, item in intervals.by_seed(per_seed).items():
             lo, hi = intervals.log_interval(item)
-            if hi > math.log(edge):
+            already = hi == math.inf and lo <= math.log(edge)  # a bound inside the regime
+            if hi > math.log(edge) and not already:
                 item, beyond = (min(math.exp(lo), edge), math.inf), beyond + 1
             items[seed] = item
         out[k] = (t, items, (m, L))
@@ -541,14 +543,16 @@ def _regime_clip(cells: dict) -> tuple[dict, dict]:
     return out, clipped
 
 
-def _regime_text(clipped: dict, prefix: str = "") -> str:
+def _regime_text(clipped: dict) -> str:
+    """The detail's sentence on the seeds ``_regime_clip`` read as bounds
+    ({label: (seeds, of, edge)}; labels may name their n_c)."""
     if not clipped:
         return ""
     pct = f"{100 * rhm.PSTAR_REGIME_FRACTION:g}%"
     return (
-        f"; read as censored at the regime's edge (P* <= {pct} of the valid strings), seeds "
-        "whose P* may lie beyond it: "
-        + ", ".join(f"{prefix}{k}: {b} of {n} (edge {e:.4g})" for k, (b, n, e) in clipped.items())
+        f"; seeds whose P* may lie beyond the regime (P* <= {pct} of the valid strings), read "
+        "as censored at its edge: "
+        + ", ".join(f"{k}: {b} of {n} (edge {e:.4g})" for k, (b, n, e) in clipped.items())
     )
 
 
@@ -566,7 +570,10 @@ def pstar_scaling(p: dict, exp: str) -> Measured:
     ~ x = m^L), on the classification error: per seed the least-squares slope
     of log P* on log x over the set its per-cell intervals allow
     (``interval_statistics.pstar_scaling``; censored cells are bounds), the
-    value the median seed's slope minus ``exponent``.
+    value the median seed's slope minus ``exponent``. Each cell is read
+    inside the law's regime (``_regime_clip``: a seed whose P* may lie
+    beyond 10% of the valid strings is a bound at that edge); ``data``'s
+    ``beyond_regime`` counts such seeds per cell.
 
     Args:
         p: the claim's params (``a = [method, arch prefix]``, ``family``,
@@ -603,7 +610,10 @@ def pstar_ratio(p: dict, exp: str) -> Measured:
     of a hierarchy model family, on the classification error: per seed the
     mean over cells of log2 of the ratio over the set its per-cell intervals
     allow (``interval_statistics.pstar_ratio``), minus the published law's
-    log2(n_c ratio) (``rhm.paper_pstar``).
+    log2(n_c ratio) (``rhm.paper_pstar``). Each n_c's cells are read inside
+    its own regime (``_regime_clip``, ``data["beyond_regime"]``); a cell
+    where both are bounds above gives an unbounded ratio for that seed and
+    drops from its mean (no information either way).
 
     Args:
         p: the claim's params (``a``, ``family`` without n_c, ``n_c = [B, A]``:
@@ -620,6 +630,7 @@ def pstar_ratio(p: dict, exp: str) -> Measured:
     (a, clip_a), (b, clip_b) = (
         _regime_clip(_pstar_cells(exp, p, dict(p["family"], n_c=n))) for n in (na, nb)
     )
+    clipped = {f"n_c={n} {k}": v for n, c in ((na, clip_a), (nb, clip_b)) for k, v in c.items()}
     # the law's ratio does not depend on (m, L): read it at m = L = 1
     expected = math.log2(rhm.paper_pstar(na, 1, 1) / rhm.paper_pstar(nb, 1, 1))
     out = interval_statistics.pstar_ratio(
@@ -628,10 +639,10 @@ def pstar_ratio(p: dict, exp: str) -> Measured:
     detail = (
         f"classification P* of {' '.join(map(str, p['a']))}, n_c={na} over n_c={nb}: "
         f"n_c={na}: {_cells_text(a)}; n_c={nb}: {_cells_text(b)}; {out['detail']}"
-        f"{_regime_text(clip_a, f'n_c={na} ')}{_regime_text(clip_b, f'n_c={nb} ')}"
+        + _regime_text(clipped)
     )
     data = {k: out[k] for k in ("depths", "per_seed", "seeds_decided") if k in out}
-    beyond = {f"n_c={n} {k}": v[0] for n, c in ((na, clip_a), (nb, clip_b)) for k, v in c.items()}
+    beyond = {k: v[0] for k, v in clipped.items()}
     return _measured(out, detail, dict(data, expected_log2=expected, beyond_regime=beyond))
 
 

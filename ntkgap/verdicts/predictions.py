@@ -713,14 +713,26 @@ def _clopper_pearson(k: float, m: int) -> tuple[float, float]:
     return lo, hi
 
 
+def _most_favourable(rule: dict, m: int, shift: float) -> tuple:
+    """The counts k of m whose interval best fits ``rule``: m for ``above``,
+    0 for ``below``, the two integers around m x ``shift`` for
+    ``equivalence`` (the interval is narrowest and centred there)."""
+    if rule["kind"] == "above":
+        return (m,)
+    if rule["kind"] == "below":
+        return (0,)
+    return tuple(sorted({min(m, max(0, math.floor(m * shift))), min(m, math.ceil(m * shift))}))
+
+
 def _fewest_to_support(rule: dict, shift: float) -> int | None:
-    """The fewest units m at which m of m (every one a success) reads
-    supported under ``rule``: below it a proportion cannot be supported
-    whatever the data (None when not within FEWEST_SEARCH_MAX)."""
+    """The fewest units m at which the most favourable count reads supported
+    under ``rule`` (``_most_favourable``): below it the proportion cannot be
+    supported whatever the data (None when not within FEWEST_SEARCH_MAX)."""
     for m in range(1, FEWEST_SEARCH_MAX + 1):
-        lo, hi = _clopper_pearson(m, m)
-        if rules.rule_verdict(rule, lo - shift, hi - shift) == rules.SUPPORTED:
-            return m
+        for k in _most_favourable(rule, m, shift):
+            lo, hi = _clopper_pearson(k, m)
+            if rules.rule_verdict(rule, lo - shift, hi - shift) == rules.SUPPORTED:
+                return m
     return None
 
 
