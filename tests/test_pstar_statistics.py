@@ -305,3 +305,64 @@ def test_a_cell_far_beyond_the_edge_is_evidence_not_a_dropped_point(store):
     assert out["depths_resolved"] == len(X) - 1
     assert out["value"] == pytest.approx(0.0, abs=1e-9) and out["verdict"] == SUPPORTED
     assert out["detail"].count("beyond the regime") == 1  # one sentence for both n_c
+
+
+# ------------------------------------- nstar_scaling: censoring as bounds (issue #26)
+def _law_recs(per_m):
+    """{m: search record} with 8 identical seeds; per_m: {m: per-seed item (no seed)}."""
+    recs = {}
+    for m, item in per_m.items():
+        per = [dict(item, seed=s) for s in range(8)]
+        cens = {"right": "right", "left": "left"}.get(item["status"])
+        med = item["n_star"] if item["status"] == "resolved" else item["bound"]
+        recs[m] = {"median": {"n_star": med, "censored": cens}, "per_seed": per}
+    return recs
+
+
+def _pt(n):
+    return {"status": "resolved", "n_star": float(n), "bound": None}
+
+
+# (n* per m, the verdict of "n* ~ c m^2" within +-0.5 in the exponent); hand values: the
+# law is n* = 3 m^2 = 12, 27, 48 at m = 2, 3, 4
+SCALING = [
+    ({2: _pt(12), 3: _pt(27), 4: _pt(48)}, SUPPORTED),  # the law
+    ({2: _pt(12), 3: _pt(108), 4: _pt(768)}, NOT_SUPPORTED),  # n* ~ 3 m^4
+    # m = 4 never reached by 480 (10x the law): a bound that refutes; dropped, the two
+    # resolved values would sit exactly on the law
+    ({2: _pt(12), 3: _pt(27), 4: {"status": "right", "n_star": None, "bound": 480.0}},
+     NOT_SUPPORTED),
+    # m = 4 beyond 40, below the law's 48: consistent with the law and with steeper ones
+    ({2: _pt(12), 3: _pt(27), 4: {"status": "right", "n_star": None, "bound": 40.0}},
+     INCONCLUSIVE),
+    # m = 2 at most 12 (n_min): the slope is 2 or more, unbounded above
+    ({2: {"status": "left", "n_star": None, "bound": 12.0}, 3: _pt(27), 4: _pt(48)},
+     INCONCLUSIVE),
+    # m = 2 at most 0.5: far below the law, a steep slope whatever its value
+    ({2: {"status": "left", "n_star": None, "bound": 0.5}, 3: _pt(27), 4: _pt(48)},
+     NOT_SUPPORTED),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("per_m, verdict", SCALING)
+def test_nstar_scaling_reads_censored_values_as_bounds(monkeypatch, per_m, verdict):
+    monkeypatch.setattr(nstar_statistics, "nstar_by_key", lambda *a: _law_recs(per_m))
+    p = {"a": ["net_search", "tree:share=1,arity=2"], "eps": 0.3, "family": {"name": "rhm"},
+         "x": "m", "law": "power", "exponent": 2,
+         "rule": {"kind": "equivalence", "margin": 0.5, "min_depths": 3}}  # fmt: skip
+    m = nstar_statistics.nstar_scaling(p, "e9_rhm")
+    assert m.verdict == verdict
+    if verdict == SUPPORTED:
+        assert m.value == pytest.approx(0.0, abs=1e-9)
+
+
+def test_nstar_scaling_exp_law_per_level(monkeypatch):
+    # n* = 5 x 3^L at L = 2, 3, 4 (45, 135, 405): log(g / 3) = 0 exactly
+    recs = _law_recs({L: _pt(5 * 3**L) for L in (2, 3, 4)})
+    monkeypatch.setattr(nstar_statistics, "nstar_by_key", lambda *a: recs)
+    p = {"a": ["net_search", "tree:share=1,arity=2"], "eps": 0.3, "family": {"name": "rhm"},
+         "x": "L", "law": "exp", "base": 3,
+         "rule": {"kind": "equivalence", "margin": 0.405, "min_depths": 3}}  # fmt: skip
+    m = nstar_statistics.nstar_scaling(p, "e9_rhm")
+    assert m.value == pytest.approx(0.0, abs=1e-9) and m.verdict == SUPPORTED
+    assert "prefactor c = 5 " in m.detail

@@ -428,22 +428,23 @@ def _scaling_recs(seeds, censored_seed=None):
         for s in range(seeds):
             n = 3 * m**2 * (1 + s / 100)
             if s == censored_seed and m == 4:
-                per.append({"seed": s, "n_star": None, "censored": "right", "bound": 2 * n})
+                per.append({"seed": s, "status": "right", "n_star": None, "bound": 2 * n})
             else:
-                per.append({"seed": s, "n_star": n, "censored": None, "lo": n, "hi": n})
+                per.append({"seed": s, "status": "resolved", "n_star": n, "bound": None})
         recs[m] = {"median": {"n_star": 3 * m**2, "censored": None}, "per_seed": per}
     return recs
 
 
 @pytest.mark.parametrize(
     "seeds, censored, says",
-    [(4, None, "prefactor CI not estimable (4 seeds"), (8, 7, "prefactor CI [open, open]")],
+    [(4, None, "no CI (a CI needs >= 8"), (8, 7, "prefactor c = 3 of the line")],
 )
 def test_row17_scaling_prefactor_ci_prints_no_none(monkeypatch, seeds, censored, says):
     monkeypatch.setattr(nstar_statistics, "nstar_by_key",
                         lambda *a: _scaling_recs(seeds, censored))  # fmt: skip
     p = {"a": ["net_search", "tree:share=1,arity=2"], "eps": 0.3, "family": {"name": "rhm"},
-         "x": "m", "law": "power", "exponent": 2, "rule": {"kind": "equivalence"}}  # fmt: skip
+         "x": "m", "law": "power", "exponent": 2,
+         "rule": {"kind": "equivalence", "margin": 0.5}}  # fmt: skip
     m = nstar_statistics.nstar_scaling(p, "e9_rhm")
     assert says in m.detail and "None" not in m.detail
     if m.value is not None:  # slope 2 exactly: the law, value k - 2 = 0

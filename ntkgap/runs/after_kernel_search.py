@@ -57,7 +57,14 @@ def evaluation_base(cell: dict) -> dict:
     """The base its ``net_search`` has (``sample_complexity.evaluation_base``):
     the three searches of one configuration (``kernel``), whatever their
     ``ridge``, and that net_search share their trainings (the rate sweep's
-    ``net`` cells, and the after_kernel cells of one ridge)."""
+    ``net`` cells, and the after_kernel cells of one ridge).
+
+    Args:
+        cell: an ``after_kernel_search`` cell.
+
+    Returns:
+        dict: its net_search's evaluation base.
+    """
     return sample_complexity.evaluation_base(_net_search(cell))
 
 

@@ -64,7 +64,14 @@ CLASSIFICATION_KEY = rhm.CLASSIFICATION_RESULT
 def evaluation_base(cell: dict) -> dict:
     """What every evaluation cell of a search cell shares: the cell without
     its search keys (SEARCH_KEYS). Two searches with one base share their
-    evaluations (``executors.tasks`` runs them one after another)."""
+    evaluations (``executors.tasks`` runs them one after another).
+
+    Args:
+        cell: an ``ntk_search`` or ``net_search`` cell.
+
+    Returns:
+        dict: the cell without SEARCH_KEYS.
+    """
     return {k: v for k, v in cell.items() if k not in SEARCH_KEYS}
 
 

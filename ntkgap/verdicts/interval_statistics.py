@@ -338,17 +338,35 @@ def pstar_scaling(pstar: dict, x: dict, exponent: float, rule: dict | None = Non
         031001 (2024) (P* ~ n_c m^L for the trained CNN).
     """
     keys = sorted(set(pstar) & set(x))
-    per_depth = {k: {s: log_interval(v) for s, v in by_seed(pstar[k]).items()} for k in keys}
-    return _growth(
-        f"exponent of P* in x, minus {exponent:g}",
-        per_depth,
-        {k: math.log(x[k]) for k in keys},
-        slope_weights,
-        2,
-        rule,
-        lambda v: v - exponent,
-        level,
-    )
+    t = {k: math.log(x[k]) for k in keys}
+    return law_slope(pstar, t, exponent, f"exponent of P* in x, minus {exponent:g}", rule,
+                     level=level)  # fmt: skip
+
+
+def law_slope(nstar: dict, t: dict, expected: float, name: str, rule: dict | None = None, *,
+              level=0.95) -> dict:  # fmt: skip
+    """The slope of log n* against an abscissa t across cells, minus a law's
+    ``expected`` slope (0 is the law).
+
+    Per seed, the least-squares slope of log n* on t over the set its
+    per-cell intervals allow (a censored n* is a bound); median and CI over
+    seeds of these sets; the depth gate counts usable cells. Needs >= 2 cells.
+
+    Args:
+        nstar: {cell: per-seed n*} (forms as ``nstar_ratio_growth``).
+        t: {cell: abscissa} (the depth L for n* ~ c g^L, log x for n* ~ c x^k).
+        expected: the law's slope (log g, or k).
+        name: the statistic's name, for the detail.
+        rule: the rule on slope - expected; None: no verdict.
+        level: the CI's least coverage.
+
+    Returns:
+        the same fields as ``nstar_ratio_growth``.
+    """
+    keys = sorted(set(nstar) & set(t))
+    per_depth = {k: {s: log_interval(v) for s, v in by_seed(nstar[k]).items()} for k in keys}
+    return _growth(name, per_depth, {k: t[k] for k in keys}, slope_weights, 2, rule,
+                   lambda v: v - expected, level)  # fmt: skip
 
 
 def pstar_ratio(a: dict, b: dict, expected: float, rule: dict | None = None, *,

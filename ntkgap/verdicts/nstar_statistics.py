@@ -27,7 +27,7 @@ import math
 import numpy as np
 
 from ntkgap.errors import UsageError
-from ntkgap.runs import scaling, store
+from ntkgap.runs import store
 from ntkgap.runs.registry import CLASSIFICATION
 from ntkgap.targets import constituents, parse_target, rhm
 from ntkgap.verdicts import interval_statistics, intervals, selection
@@ -414,22 +414,23 @@ def nstar_net_power(p: dict, exp: str) -> Measured:
 def nstar_scaling(p: dict, exp: str) -> Measured:
     """A published scaling law of one predictor's n*: log n* = log c + x log g
     (``law = "exp"``: n* ~ c g^x, x a target key such as L) or log n* = log c
-    + k log x (``law = "power"``: n* ~ c x^k, e.g. x = m). Per seed a least-
-    squares line over the x values where the median seed is resolved (a seed
-    censored at one of them has an unknown slope); the value is the median
-    seed's log(g / ``base``) (exp) or k - ``exponent`` (power), so 0 is the
-    law and an ``equivalence`` rule is two-sided on it; the CI is the
-    distribution-free order-statistic CI of the median over seeds (>=
-    MIN_SEEDS_FOR_CI seeds). The prefactor c (median seed, same CI method)
-    is in the detail and data.
+    + k log x (``law = "power"``: n* ~ c x^k, e.g. x = m). Per seed the
+    least-squares slope over every x value, over the set its per-x intervals
+    allow (``interval_statistics.law_slope``: a censored n* is a bound, never
+    a dropped x); the value is the median seed's log(g / ``base``) (exp) or
+    k - ``exponent`` (power), so 0 is the law and an ``equivalence`` rule is
+    two-sided on it; the CI is the order-statistic CI of interval data. The
+    prefactor c of a line through the resolved medians is in the detail and
+    data (descriptive, no CI).
 
     Args:
         p: the claim's params (``a = [method, arch prefix]``, ``eps``,
-            ``family``, ``x``, ``law`` and its ``base`` or ``exponent``).
+            ``family``, ``x``, ``law`` and its ``base`` or ``exponent``) with
+            its ``rule``.
         exp: the experiment's name.
 
     Returns:
-        Measured.
+        Measured (``verdict`` set).
     """
     eps, family, key = p["eps"], p["family"], p.get("x", "L")
     law = p.get("law", "exp")
@@ -439,55 +440,34 @@ def nstar_scaling(p: dict, exp: str) -> Measured:
     method, arch = p["a"]
     recs = nstar_by_key(exp, Side.parse(p["a"]), family, key, eps)
     xs = sorted(recs)
-    resolved = [x for x in xs if not recs[x]["median"].get("censored")]
+    t = {x: float(x) if law == "exp" else math.log(x) for x in xs}
+    name = "log growth factor per unit of " + key if law == "exp" else f"exponent of {key}"
+    out = interval_statistics.law_slope(
+        {x: recs[x]["per_seed"] for x in xs}, t, math.log(ref) if law == "exp" else ref,
+        f"{name}, minus the law's", p.get("rule"),
+    )  # fmt: skip
     detail = f"n*({eps}) of {method} {arch} by {key}: " + ", ".join(
         f"{key}={x}: " + _fmt_n(recs[x]["median"]) for x in xs
     )
-    data = {key: xs, "n_star": [recs[x]["median"]["n_star"] for x in xs]}
-    if len(resolved) < 2:
-        return Measured(
-            None,
-            depths=len(resolved),
-            detail=detail + "; < 2 resolved",
-            data=data,
-            depths_resolved=len(resolved),
-            depths_bounded=0,
+    data = {key: xs, "n_star": [recs[x]["median"]["n_star"] for x in xs], "what": name}
+    resolved = [x for x in xs if not recs[x]["median"].get("censored")]
+    if len(resolved) >= 2:  # descriptive: the line through the resolved medians
+        logn = np.log([recs[x]["median"]["n_star"] for x in resolved])
+        _, logc = np.polyfit([t[x] for x in resolved], logn, 1)
+        data["prefactor"] = math.exp(logc)
+        detail += (
+            f"; prefactor c = {math.exp(logc):.3g} of the line through the {len(resolved)}"
+            " resolved medians (descriptive, no CI)"
         )
-    t = np.array(resolved, float) if law == "exp" else np.log(np.array(resolved, float))
-    seeds = sorted(set.intersection(*[{r["seed"] for r in recs[x]["per_seed"]} for x in resolved]))
-    slopes, prefactors = _seed_fits(recs, resolved, t, seeds)
-    ci, cc = scaling.median_censored(slopes), scaling.median_censored(prefactors)
-
-    def shift(v):
-        return None if v is None else math.log(v) - (math.log(ref) if law == "exp" else ref)
-
-    fmt = "; ".join(
-        f"{what}: median seed {v['value']:.3g}" if v["value"] is not None else f"{what}: censored"
-        for what, v in (("exp(slope)", ci), ("prefactor c", cc))
-    )
     detail += (
-        f"; {len(resolved)} {key} value(s) resolved; per-seed fit log n* = log c + "
+        "; per-seed fit log n* = log c + "
         + (f"{key} log g" if law == "exp" else f"k log {key}")
-        + f"; {fmt}; prefactor {_ci_words(cc)}; value = median seed's "
+        + "; value = median seed's "
         + (f"log(g / {ref:g})" if law == "exp" else f"k - {ref:g}")
-        + (f" (no CI: {ci['reason']})" if ci["reason"] else "")
+        + f"; {out['detail']}"
     )
-    name = "log growth factor per unit of " + key if law == "exp" else f"exponent of {key}"
-    data.update(prefactor=cc["value"], prefactor_lo=cc["lo"], prefactor_hi=cc["hi"], what=name)
-    return Measured(
-        shift(ci["value"]) if ci["status"] == "resolved" else None,
-        shift(ci["lo"]),
-        shift(ci["hi"]),
-        seeds=len(seeds),
-        ci_method=ci["method"],
-        depths=len(resolved),
-        detail=detail,
-        data=data,
-        depths_resolved=len(resolved),
-        depths_bounded=0,  # a censored median drops its x value here
-        lo_censored=bool(ci.get("lo_censored")),
-        hi_censored=bool(ci.get("hi_censored")),
-    )
+    data.update({k: out[k] for k in ("depths", "per_seed", "seeds_decided") if k in out})
+    return _measured(out, detail, data)
 
 
 #: the abscissae a ``pstar_scaling`` claim may name (``x``): m^L of each cell,
@@ -663,42 +643,6 @@ def nstar_by_key(exp: str, side: Side, family: dict, key: str, eps: float) -> di
     recs = selection.searches(exp, side, eps, lambda t: selection.matches(t, family))
     out = {selection.param_of(t, key): r for t, r in recs.items()}
     return dict(sorted(out.items()))
-
-
-def _seed_fits(recs, resolved, t, seeds):
-    """Per seed the least-squares line of log n* against ``t`` (the resolved
-    x values, or their logs): exp(slope) and the prefactor exp(intercept),
-    or intervals where a censored n* makes them bounds."""
-    slopes, prefactors = [], []
-    for sd in seeds:
-        rows = [next(r for r in recs[x]["per_seed"] if r["seed"] == sd) for x in resolved]
-        cens = [r.get("censored") for r in rows]
-        b, a = np.polyfit(t, np.log([r.get("n_star") or r.get("bound") for r in rows]), 1)
-        if not any(cens):
-            slopes.append(math.exp(b))  # exp(slope) > 0: the median's scale
-            prefactors.append(math.exp(a))
-        else:
-            # a censored n* moves the least-squares slope one way: up when it is
-            # right-censored above the mean x or left-censored below it, else down;
-            # when all agree, the slope at the bounds is a one-sided bound
-            ups = {(x > t.mean()) == (c == "right") for x, c in zip(t, cens) if c}
-            g = math.exp(b)
-            slopes.append((g, math.inf) if ups == {True} else (0.0, g) if ups == {False}
-                          else (0.0, math.inf))  # fmt: skip
-            prefactors.append((0.0, math.inf))
-    return slopes, prefactors
-
-
-def _ci_words(ci: dict) -> str:
-    """A ``scaling.median_censored`` CI in words: each end, "open" where
-    censoring left it unbounded, or why there is no CI."""
-    if ci["reason"]:
-        return f"CI not estimable ({ci['reason']})"
-    ends = [
-        f"{ci[k]:.3g}" if ci[k] is not None else "open" if ci[f"{k}_censored"] else "not estimable"
-        for k in ("lo", "hi")
-    ]
-    return f"CI [{ends[0]}, {ends[1]}]"
 
 
 def _fmt_n(side) -> str:
