@@ -96,14 +96,17 @@ def _programs(stored):
     return sorted(sorted(s) for s in calls.values())
 
 
-def test_two_eps_in_two_workers_train_as_the_larger_eps_alone_then_the_other(tmp_path):
+def test_two_eps_in_two_workers_train_as_the_larger_eps_alone_then_the_other(tmp_path, monkeypatch):
     cfg = tmp_path / "twoeps.toml"
-    # reference: the eps = 0.5 search alone, then both (the 0.2 one reuses its evaluations)
+    # reference, in this process (one executor, no worker): the eps = 0.5 search alone,
+    # then both (the 0.2 one reuses its evaluations)
+    monkeypatch.setenv("NTKGAP_RESULTS", str(tmp_path / "ref"))
+    monkeypatch.setenv("NTKGAP_PROGRESS", "0")
     cfg.write_text(TWO_EPS.replace("EPS", "0.5").replace("OTHER", ""))
-    _run(cfg, tmp_path / "ref", "--jobs", "1")
+    executors.run(str(cfg), "quick", jobs=1)
     cfg.write_text(TWO_EPS.replace("EPS", "0.5").replace("OTHER", OTHER))
-    assert _run(cfg, tmp_path / "ref", "--jobs", "1")["computed"] == 1
-    got = _run(cfg, tmp_path / "pool", "--jobs", "2")
+    assert executors.run(str(cfg), "quick", jobs=1)["computed"] == 1
+    got = _run(cfg, tmp_path / "pool", "--jobs", "2")  # two worker processes
     assert got["computed"] == 2 and not got["failed"]
     ref, pool = _stored(tmp_path / "ref", "twoeps"), _stored(tmp_path / "pool", "twoeps")
     assert set(ref) == set(pool)
