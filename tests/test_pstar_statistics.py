@@ -233,10 +233,6 @@ def _resolved(n):
     return [{"seed": s, "status": "resolved", "n_star": n, "bound": None} for s in SEEDS]
 
 
-def _above(bound):
-    return [{"seed": s, "status": "right", "n_star": None, "bound": bound} for s in SEEDS]
-
-
 # (m = 2, L = 3) has 256 valid strings at n_c = 2, so the regime's edge is 25.6 (10%):
 # (a seed's P* as stored, how the claims read it: (low, high) of P*, by hand)
 EDGE = 25.6
@@ -262,17 +258,6 @@ def test_a_seed_beyond_the_regime_edge_reads_as_a_bound_at_it(item, expected):
     read_so = expected[1] == math.inf and item["status"] not in ("left", "right")
     read_so |= item["status"] == "right" and item["bound"] > EDGE  # a bound beyond the edge
     assert clipped == ({"m=2,L=3": (1, 1, pytest.approx(EDGE))} if read_so else {})
-
-
-def _put_one(put, n_c, m, L, per_seed, *, eps=0.05):
-    cell = {"method": "net_search", "target": f"rhm:v=8,n_c={n_c},m={m},s=2,L={L},seed=0",
-            "arch": f"tree:share=1,arity=2,L={L}", "eps": eps, "seeds": list(SEEDS),
-            "target_error": "classification"}  # fmt: skip
-    put(cell, {"per_seed": per_seed, "median": {}, "evaluations": []})
-
-
-def _resolved(n):
-    return [{"seed": s, "status": "resolved", "n_star": n, "bound": None} for s in SEEDS]
 
 
 def test_a_cell_far_beyond_the_edge_is_evidence_not_a_dropped_point(store):
