@@ -136,9 +136,7 @@ def test_dask_starts_a_tasks_next_search_when_the_previous_one_is_stored(monkeyp
     run.finish = lambda cell, out: events.append(("stored", out["eps"]))
     run.submit_cell = lambda cell: events.append(("cell", cell["method"]))
     other = dict(BASE, method="net", n=8, seeds=[0])
-    executors._start_tasks(
-        run, "x", executors.tasks([dict(BASE, eps=0.05), dict(BASE, eps=0.1), other])
-    )
+    executors._start_tasks(run, executors.tasks([dict(BASE, eps=0.05), dict(BASE, eps=0.1), other]))
     assert [s.cell["eps"] for s in submitted] == [0.1]  # the second search waits
     assert events == [("start", 0.1), ("cell", "net")]
     run.advance(submitted[0], [["a result"]])

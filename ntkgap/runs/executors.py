@@ -263,10 +263,13 @@ class _DaskRun:
         if (out := srch.advance(results)) is not None:
             self.finish(srch.cell, out)
             if srch.then:  # the next search of its task (``tasks``) starts now
-                nxt, rest = srch.then[0], srch.then[1:]
-                self.advance(_DaskSearch(nxt, search_steps(nxt, self.name), rest), None)
+                self.start_search(srch.then[0], srch.then[1:])
         else:
             self.submit_step(srch)
+
+    def start_search(self, cell, then=()):
+        """Starts a search cell, the searches ``then`` chained behind it."""
+        self.advance(_DaskSearch(cell, search_steps(cell, self.name), then), None)
 
     def collect(self, fut):
         """Stores a returned future's results; a completed step moves its search on."""
@@ -296,17 +299,17 @@ def _run_on_dask(client, name: str, todo: list[dict], bar) -> None:
     coordinator continues from the cells stored here.
     """
     dr = _DaskRun(client, name, bar)
-    _start_tasks(dr, name, tasks(todo))
+    _start_tasks(dr, tasks(todo))
     for fut in dr.pending:
         dr.collect(fut)
 
 
-def _start_tasks(dr, name: str, work: list[list[dict]]) -> None:
+def _start_tasks(dr, work: list[list[dict]]) -> None:
     """Starts each task on a Dask run: a cell as a future, a task of searches
     by its first search, the rest chained behind it (``_DaskSearch.then``)."""
     for first, *rest in work:
         if METHODS[first["method"]].needs_experiment:
-            dr.advance(_DaskSearch(first, search_steps(first, name), rest), None)
+            dr.start_search(first, rest)
         else:
             dr.submit_cell(first)
 

@@ -747,8 +747,8 @@ def _binomial(name, k: float, m: int, rule: dict, shift: float = 0.0) -> rules.M
     fewest = _fewest_to_support(rule, shift)
     if fewest is not None and m < fewest:
         detail += (
-            f" (with {m}, even {m} of {m} cannot read supported under this rule: that needs"
-            f" >= {fewest})"
+            f" (with {m}, not even the most favourable count can read supported under this"
+            f" rule: that needs >= {fewest})"
         )
     return rules.Measured(
         val,
