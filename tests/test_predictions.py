@@ -14,7 +14,7 @@ from scipy import stats
 from ntkgap.errors import UsageError
 from ntkgap.runs import store
 from ntkgap.verdicts import predictions as P
-from ntkgap.verdicts import selection
+from ntkgap.verdicts import rules, selection
 
 NODES = ("parity", "tanh", "random")
 DEPTHS = (2, 3, 4)
@@ -321,3 +321,51 @@ def test_an_equivalence_centred_inside_can_be_supported_with_enough_units():
     assert P._binomial("x", m // 2, m, rule, shift=0.5).verdict == "supported" or (
         P._binomial("x", (m + 1) // 2, m, rule, shift=0.5).verdict == "supported"
     )
+
+
+def _plant_kernel_only(root, node, kernel_of_L, exp="e10_predict"):
+    """Kernel searches with no net search beside them (E10's own cells)."""
+    (root / exp).mkdir(exist_ok=True)
+    for L in DEPTHS:
+        rec = {"per_seed": _per_seed(kernel_of_L(L))}
+        store.save(exp, _cell("ntk_search", node, L), rec, str(root))
+
+
+def test_kernel_only_searches_enter_the_kernel_rows_never_the_law(root):
+    _plant(root)  # net searches of NODES, no kernel search
+    _plant_kernel_only(root, "linear", lambda L: 10.0 * 4.0**L)
+    points = P.collect(("e4_trees", "e10_predict"), 0.1)
+    only = [pt for pt in points if pt.net is None]
+    assert len(only) == len(DEPTHS) and all(pt.kernel is not None for pt in only)
+    rows = P.leave_one_out(points, _fake_kernel)
+    assert rows == P.leave_one_out([pt for pt in points if pt.net is not None], _fake_kernel)
+    assert not any("node=linear" in r["target"] for r in rows)
+    krows = P.kernel_rows(points, _fake_kernel)
+    assert sorted(r["target"] for r in krows) == sorted(pt.target for pt in only)
+    for r in krows:  # planted at the theory's value: no distance
+        assert P.distance(r["kernel_pred"], r["kernel"]) == pytest.approx((0.0, 0.0), abs=1e-9)
+    # a family whose only stored search is a kernel's has no measured net: still sealed
+    out, _ = P.prediction(
+        _target("linear", 3), "tree:arity=2,L=3", points=points, kernel_fn=_fake_kernel
+    )
+    assert out["measured"] is False
+
+
+@pytest.mark.parametrize(
+    "factor, verdict",
+    [(1.0, rules.SUPPORTED), (1.5, rules.SUPPORTED), (3.0, rules.NOT_SUPPORTED)],
+)
+def test_kernel_claim_reads_what_the_planted_kernels_give(root, monkeypatch, factor, verdict):
+    # 9 kernel-only points measured at factor x the theory: |log10| = log10(factor) each,
+    # against the threshold log10 2
+    for node in NODES:
+        _plant_kernel_only(root, node, lambda L: factor * 10.0 * 4.0**L)
+    monkeypatch.setattr(P, "kernel_theory", _fake_kernel)
+    P._e10_rows.cache_clear()
+    params = {"eps": [0.1], "sources": ["e10_predict"]}
+    try:
+        m = P.e10_kernel({**params, "rule": {"kind": "below", "threshold": 0.30103}}, "e10")
+    finally:
+        P._e10_rows.cache_clear()
+    assert m.verdict == verdict and m.seeds == len(NODES) * len(DEPTHS)
+    assert m.lo == pytest.approx(math.log10(factor), abs=1e-9)

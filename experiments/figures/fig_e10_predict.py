@@ -2,12 +2,14 @@
 (target family with architecture variant), each point at its own eps (the
 config's levels). Left: the own-architecture kernel, eigenlearning theory
 (filled where valid, hollow where not; absent where no exact spectrum
-exists). Right: the trained net, the law n* = c C^p; filled: held out (the
+exists), at every stored kernel search (E10's own cells included). Right:
+the trained net, the law n* = c C^p; filled: held out (the
 law fitted without that family), hollow: the same points under the law
 fitted on all families at their eps (in sample); bars: the held-out 95%
 prediction interval. A censored measurement is drawn at its bound with a
 triangle pointing the open way, a resolved one at its final bracket's
-log-scale midpoint."""
+log-scale midpoint. Below the verdicts: the counts of the claims a larger
+profile decides (E10-winner, E10-coverage), as measured here, undecided."""
 
 import style  # noqa: I001  (first: puts experiments/ on sys.path)
 import math
@@ -15,13 +17,15 @@ import os
 
 from style import plt
 
+from ntkgap._infra import config
 from ntkgap.errors import UsageError
 from ntkgap.runs import config as runs_config
-from ntkgap.verdicts import predictions
+from ntkgap.verdicts import predictions, rules
 
 CONFIG = os.path.join(style.ROOT, "experiments", "e10_predict.toml")
+CLAIMS = runs_config.load_config(CONFIG)["claim"]
 #: the levels and sources the claims read (every E10 claim has the same)
-PARAMS = runs_config.load_config(CONFIG)["claim"][0]["params"]
+PARAMS = CLAIMS[0]["params"]
 
 
 def _x(iv):
@@ -38,9 +42,10 @@ def _marker(iv, default):
     return ">" if hi == math.inf else "<" if lo == -math.inf else default
 
 
-def draw(ax_k, ax_n, rows, points):
-    """Both panels from the leave-one-out rows (and the in-sample law)."""
-    groups = sorted({r["group"] for r in rows})
+def draw(ax_k, ax_n, rows, krows, points):
+    """Both panels from the leave-one-out rows (and the in-sample law) and
+    the kernel rows."""
+    groups = sorted({r["group"] for r in [*rows, *krows]})
     styles = dict(zip(groups, style.distinct_styles(len(groups))))
     laws = {}
     for level in {r["eps"] for r in rows}:
@@ -65,16 +70,15 @@ def draw(ax_k, ax_n, rows, points):
         if law_all is not None:
             y = predictions.law_predict(law_all, r["C"])["n_star"]
             ax_n.plot(x, y, mk, mfc="none", color=color, ms=5)
-        if r["kernel"] is not None and r["kernel_pred"] is not None:
-            face = color if r["kernel_valid"] else "none"
-            ax_k.plot(
-                _x(r["kernel"]),
-                r["kernel_pred"],
-                _marker(r["kernel"], mk),
-                color=color,
-                mfc=face,
-                ms=5,
-            )
+    for r in krows:
+        if r["kernel_pred"] is None:
+            continue
+        color, mk, _ = styles[r["group"]]
+        face = color if r["kernel_valid"] else "none"
+        k_mark = _marker(r["kernel"], mk)
+        ax_k.plot(
+            _x(r["kernel"]), r["kernel_pred"], k_mark, color=color, mfc=face, ms=5, label=r["group"]
+        )
     for ax, what in ((ax_k, "kernel (theory)"), (ax_n, "trained net (law, held out)")):
         ax.set_xscale("log")
         ax.set_yscale("log")
@@ -88,20 +92,36 @@ def draw(ax_k, ax_n, rows, points):
         ax.set_ylabel(f"predicted n*(eps): {what}")
 
 
+def undecided_notes() -> list[str]:
+    """The claims a larger profile decides, as measured in this one."""
+    notes = []
+    for c in CLAIMS:
+        order = rules.CLAIM_PROFILES
+        if order.index(c["profile"]) <= order.index(config.profile() or order[0]):
+            continue
+        m = getattr(predictions, c["statistic"])({**c["params"], "rule": c["rule"]}, "e10_predict")
+        notes.append(f"{c['id']} (decided by {c['profile']}; here undecided): {m.detail}")
+    return notes
+
+
 def main():
     fig, (ax_k, ax_n) = plt.subplots(1, 2, figsize=(9, 4.2))
     points = predictions.collect(PARAMS["sources"], PARAMS["eps"])
     rows = predictions.leave_one_out(points) if points else []
-    if not rows:
-        style.no_data(ax_k, "E4/E8/E9 searches")
+    krows = predictions.kernel_rows(points)
+    if not rows and not krows:
+        style.no_data(ax_k, "E4/E8/E9/E10 searches")
         style.no_data(ax_n, "E4/E8/E9 searches")
     else:
-        draw(ax_k, ax_n, rows, points)
-        handles, labels = ax_n.get_legend_handles_labels()
+        draw(ax_k, ax_n, rows, krows, points)
+        handles, labels = [], []
+        for ax in (ax_n, ax_k):
+            h, lab = ax.get_legend_handles_labels()
+            handles, labels = handles + h, labels + lab
         uniq = dict(zip(labels, handles))
         fig.subplots_adjust(bottom=0.15 + 0.03 * math.ceil(len(uniq) / 3), wspace=0.3)
         fig.legend(uniq.values(), uniq.keys(), fontsize=5, loc="lower center", ncol=3)
-    style.state_verdicts(fig, "e10_predict")
+    style.state_verdicts(fig, "e10_predict", notes=undecided_notes() if points else ())
     style.save(fig, "e10_predict")
 
 

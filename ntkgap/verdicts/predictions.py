@@ -65,8 +65,8 @@ from ntkgap.verdicts import intervals, rules, selection
 
 INF = math.inf
 LN10 = math.log(10.0)
-#: the stored results E10 and ``predict`` fit on
-SOURCES = ("e4_trees", "e8_universality", "e9_rhm")
+#: the stored results E10 and ``predict`` read (E10's own cells are kernel searches only)
+SOURCES = ("e4_trees", "e8_universality", "e9_rhm", "e10_predict")
 NET_METHOD, KERNEL_METHOD = "net_search", "ntk_search"
 LAW_FORM = "n* = c * C^p"
 #: resolved points the law needs (two parameters and one degree of freedom)
@@ -159,7 +159,8 @@ def eps_levels(eps) -> tuple:
 
 
 def collect(sources=SOURCES, eps=0.1, *, profile: str | None = None) -> list[Point]:
-    """Every stored (group, depth) with a net search at ``eps``.
+    """Every stored (group, depth) with a net search or an own-kernel search
+    at ``eps``.
 
     Args:
         sources: experiment names whose stored results are read.
@@ -168,15 +169,18 @@ def collect(sources=SOURCES, eps=0.1, *, profile: str | None = None) -> list[Poi
         profile: as ``store.results``.
 
     Returns:
-        list of Point, in level, source and storage order.
+        list of Point, in level, source and storage order: those with a net
+        search first (``keys`` its cell's key first), then those with a
+        kernel search only (``net`` None: E10-kernel's, never the law's).
     """
     points = []
     for level, exp in ((e, x) for e in eps_levels(eps) for x in sources):
         kern = _searches(exp, KERNEL_METHOD, level, profile)
-        for (target, arch), (cell, res) in _searches(exp, NET_METHOD, level, profile).items():
+        nets = _searches(exp, NET_METHOD, level, profile)
+        for pair in [*nets, *(k for k in kern if k not in nets)]:
+            net, k = nets.get(pair), kern.get(pair)
+            target, arch = pair
             fam = family_label(target)
-            k = kern.get((target, arch))
-            keys = (store.cell_key(cell),) + ((store.cell_key(k[0]),) if k else ())
             points.append(
                 Point(
                     f"{fam} | {arch_variant(arch)}",
@@ -185,9 +189,9 @@ def collect(sources=SOURCES, eps=0.1, *, profile: str | None = None) -> list[Poi
                     target,
                     arch,
                     constituents.of_target(parse_target(target)),
-                    median_log(res),
+                    median_log(net[1]) if net else None,
                     median_log(k[1]) if k else None,
-                    keys,
+                    tuple(store.cell_key(x[0]) for x in (net, k) if x),
                     level,
                 )
             )
@@ -386,7 +390,7 @@ def prediction(
     """
     own = family_label(target)
     points = collect(sources, eps, profile=profile) if points is None else points
-    points = [pt for pt in points if abs(pt.eps - eps) <= selection.EPS_TOL]
+    points = [pt for pt in points if abs(pt.eps - eps) <= selection.EPS_TOL and pt.net is not None]
     if not points:
         raise UsageError(
             f"predict: nothing to fit on: no stored net search of {', '.join(sources)} at eps "
@@ -614,7 +618,8 @@ def leave_one_out(points, kernel_fn=kernel_theory, fit=None) -> list[dict]:
     predicted and compared.
 
     Args:
-        points: ``collect``'s Points (each is read at its own eps).
+        points: ``collect``'s Points (each is read at its own eps; those
+            without a net search are not predicted here).
         kernel_fn: (target, arch, eps) -> ``kernel_theory``'s dict.
         fit: the law fitter (default ``fit_law``; a test may watch it).
 
@@ -629,6 +634,7 @@ def leave_one_out(points, kernel_fn=kernel_theory, fit=None) -> list[dict]:
     """
     fit = fit or fit_law
     rows = []
+    points = [pt for pt in points if pt.net is not None]
     for g, level in sorted({(pt.group, pt.eps) for pt in points}):
         at = [pt for pt in points if abs(pt.eps - level) <= selection.EPS_TOL]
         try:
@@ -639,20 +645,65 @@ def leave_one_out(points, kernel_fn=kernel_theory, fit=None) -> list[dict]:
     return rows
 
 
+def kernel_rows(points, kernel_fn=kernel_theory) -> list[dict]:
+    """Theory against measurement for the own-architecture kernel: every
+    point with a kernel search, whether or not a net search is stored
+    beside it (no law is fitted: the theory sees no measurement).
+
+    Args:
+        points: ``collect``'s Points.
+        kernel_fn: (target, arch, eps) -> ``kernel_theory``'s dict.
+
+    Returns:
+        list of rows: ``group``, ``family``, ``target``, ``arch``, ``eps``,
+        ``C``, ``kernel`` (measured log interval), ``kernel_pred`` (None
+        where no exact spectrum exists) and ``kernel_valid``.
+    """
+    rows = []
+    for pt in points:
+        if pt.kernel is None:
+            continue
+        kern = kernel_fn(pt.target, pt.arch, pt.eps)
+        rows.append(
+            {
+                "group": pt.group,
+                "family": pt.family,
+                "target": pt.target,
+                "arch": pt.arch,
+                "eps": pt.eps,
+                "C": pt.C,
+                "kernel": pt.kernel,
+                "kernel_pred": kern["n_star"],
+                "kernel_valid": kern["theory_valid"],
+            }
+        )
+    return rows
+
+
 @functools.lru_cache(maxsize=8)
 def _e10_rows(sources: tuple, eps: tuple, profile: str | None) -> tuple:
-    """E10's leave-one-out rows from the stored results (computed once for
-    the four claims)."""
-    return tuple(leave_one_out(collect(sources, eps, profile=profile)))
+    """E10's rows from the stored results, computed once for the four
+    claims: (leave-one-out rows, kernel rows)."""
+    points = collect(sources, eps, profile=profile)
+    memo: dict = {}
+
+    def kern(*key):  # one theory per (target, arch, eps) for both row kinds
+        if key not in memo:
+            memo[key] = kernel_theory(*key)
+        return memo[key]
+
+    return tuple(leave_one_out(points, kern)), tuple(kernel_rows(points, kern))
 
 
-def _rows(params: dict) -> list[dict]:
+def _rows(params: dict, which: int = 0) -> list[dict]:
+    """E10's leave-one-out rows (``which`` 0) or kernel rows (1)."""
     sources = tuple(params.get("sources", SOURCES))
-    return list(_e10_rows(sources, eps_levels(params["eps"]), config.profile()))
+    return list(_e10_rows(sources, eps_levels(params["eps"]), config.profile())[which])
 
 
-def _median_claim(name: str, sets: list, rule: dict) -> rules.Measured:
-    """Median and order-statistic CI of per-point log10 distance intervals."""
+def _median_claim(name: str, sets: list, rule: dict, groups: int) -> rules.Measured:
+    """Median and order-statistic CI of per-point log10 distance intervals
+    (the points of ``groups`` groups stand where a seed's CI has seeds)."""
     if not sets:
         return rules.Measured(None, detail=f"{name}: no scored point", verdict=rules.INCONCLUSIVE)
     ci = intervals.median_ci(sets)
@@ -663,9 +714,9 @@ def _median_claim(name: str, sets: list, rule: dict) -> rules.Measured:
         None if ci["lo"] in (None, -INF) else ci["lo"],
         None if ci["hi"] in (None, INF) else ci["hi"],
         seeds=len(sets),
-        ci_method=ci["method"],
+        ci_method=ci["method"] and ci["method"].replace("seeds", "(family, depth) points"),
         detail=f"{name}: median in [{lo:.3g}, {hi:.3g}] over {len(sets)} (family, depth) points"
-        + (f" ({ci['reason']})" if ci["reason"] else ""),
+        f" of {groups} groups" + (f" ({ci['reason']})" if ci["reason"] else ""),
         hi_censored=ci["hi"] == INF,
         verdict=verdict,
         data={"sets": sets},
@@ -683,9 +734,10 @@ def e10_kernel(params: dict, experiment: str) -> rules.Measured:
     Returns:
         Measured.
     """
-    rows = [r for r in _rows(params) if r["kernel"] is not None and r["kernel_valid"]]
+    rows = [r for r in _rows(params, which=1) if r["kernel_valid"]]
     sets = [distance(r["kernel_pred"], r["kernel"]) for r in rows]
-    return _median_claim("|log10 kernel pred/measured|", sets, params["rule"])
+    groups = len({r["group"] for r in rows})
+    return _median_claim("|log10 kernel pred/measured|", sets, params["rule"], groups)
 
 
 def e10_net(params: dict, experiment: str) -> rules.Measured:
@@ -698,8 +750,10 @@ def e10_net(params: dict, experiment: str) -> rules.Measured:
     Returns:
         Measured.
     """
-    sets = [distance(r["net_pred"], r["net"]) for r in _rows(params)]
-    return _median_claim("|log10 net pred/measured|", sets, params["rule"])
+    rows = _rows(params)
+    sets = [distance(r["net_pred"], r["net"]) for r in rows]
+    groups = len({r["group"] for r in rows})
+    return _median_claim("|log10 net pred/measured|", sets, params["rule"], groups)
 
 
 #: the most units ``_fewest_to_support`` looks through
