@@ -1,11 +1,13 @@
 """E10's claims each name the smallest profile whose design holds the units
-its rule needs before any verdict but "inconclusive" is possible, counted
-from the configs (never from results): net points for E10-net, kernel
-points where the theory is valid and within the search's n_max for
-E10-kernel, net-and-kernel pairs for E10-winner and groups for E10-coverage.
-The minima are the statistics' own (the order-statistic CI's seeds; the
-fewest units at which a Clopper-Pearson proportion can read supported),
-recomputed here from the binomial law."""
+its rule needs before "supported" is possible, counted from the configs
+(never from results), or full where no profile does: (family, depth, eps)
+units with a net point the family-held-out law can predict (E10-net), with
+a kernel point where the theory is valid and within the search's n_max
+(E10-kernel), with a net-and-kernel pair, a kernel theory and a law
+(E10-winner); families with such a net point (E10-coverage). The minima are
+the statistics' own (the order-statistic CI's seeds; the fewest units at
+which a Clopper-Pearson proportion can read supported), recomputed here from
+the binomial law."""
 
 import collections
 import functools
@@ -45,44 +47,61 @@ def _searches(profile):
     return out
 
 
-def _group(target, arch):
-    return f"{predictions.family_label(target)} | {predictions.arch_variant(arch)}"
-
-
 def _count(target) -> int:
     return constituents.of_target(parse_target(target))
 
 
-def _law_points(found) -> list:
-    """(eps, group) of each net point the leave-one-out law could predict by
-    design: the other groups at its level hold >= MIN_POINTS net points at
-    >= 2 constituent counts."""
-    net = [(e, _group(t, a), _count(t)) for (e, t, a), m in found.items() if "net_search" in m]
-    out = []
-    for e, g, _ in net:
-        others = [c for e2, g2, c in net if e2 == e and g2 != g]
+def _unit(eps, target) -> tuple:
+    return predictions.family_label(target), _count(target), eps
+
+
+def _law_units(found) -> set:
+    """(family, C, eps) of each net point the law fitted without its family
+    could predict by design: the other families at its level hold >=
+    MIN_POINTS net points at >= 2 constituent counts."""
+    net = [_unit(e, t) for (e, t, _), m in found.items() if "net_search" in m]
+    out = set()
+    for fam, C, e in net:
+        others = [c for f2, c, e2 in net if e2 == e and f2 != fam]
         if len(others) >= predictions.MIN_POINTS and len(set(others)) >= 2:
-            out.append((e, g))
+            out.add((fam, C, e))
     return out
+
+
+@functools.cache
+def _theory(e, t, a):
+    th = predictions.kernel_theory(t, a, e)
+    return th if th["n_star"] is not None else None
+
+
+def _units_where(found, ok) -> int:
+    """The (family, C, eps) units holding a pair for which ``ok`` holds
+    (checked until one does: the theory of a deep tree costs seconds)."""
+    by_unit = collections.defaultdict(list)
+    for (e, t, a), m in found.items():
+        by_unit[_unit(e, t)].append((e, t, a, m))
+    return sum(any(ok(*x) for x in xs) for xs in by_unit.values())
 
 
 @functools.cache
 def _units(profile: str, claim: str) -> int:
     """The most units ``claim`` could score in ``profile``."""
     found = _searches(profile)
+    law = _law_units(found)
     if claim == "E10-net":
-        return len(_law_points(found))
+        return len(law)
     if claim == "E10-coverage":
-        return len(set(_law_points(found)))
+        return len({fam for fam, _, _ in law})
     if claim == "E10-winner":
-        return sum(len(m) == 2 for m in found.values())
-    kernel = 0
-    for (e, t, a), m in found.items():
-        if "ntk_search" in m:
-            th = predictions.kernel_theory(t, a, e)
-            ok = th["theory_valid"] and th["n_star"] is not None
-            kernel += bool(ok and th["n_star"] <= m["ntk_search"]["n_max"])
-    return kernel
+        return _units_where(
+            found, lambda e, t, a, m: len(m) == 2 and _unit(e, t) in law and _theory(e, t, a)
+        )
+
+    def kernel_ok(e, t, a, m):
+        th = _theory(e, t, a) if "ntk_search" in m else None
+        return bool(th and th["theory_valid"] and th["n_star"] <= m["ntk_search"]["n_max"])
+
+    return _units_where(found, kernel_ok)
 
 
 def _fewest_supportable(threshold: float, shift: float) -> int:
@@ -117,19 +136,28 @@ def test_each_claim_names_the_smallest_profile_that_holds_its_units(claim):
         counts[p] = _units(p, claim)
         if counts[p] >= NEEDED[claim]:
             break
-    assert counts[p] >= NEEDED[claim], (claim, counts)
-    assert CLAIMS[claim]["profile"] == p, (claim, counts)
+    if counts[p] < NEEDED[claim]:  # no profile: full, the config saying so
+        assert claim in SHORT_EVERYWHERE, (claim, counts)
+        assert CLAIMS[claim]["profile"] == "full", (claim, counts)
+    else:
+        assert claim not in SHORT_EVERYWHERE, (claim, counts)
+        assert CLAIMS[claim]["profile"] == p, (claim, counts)
+
+
+#: claims no profile holds enough units for (experiments/e10_predict.toml says so)
+SHORT_EVERYWHERE = {"E10-coverage"}
 
 
 @pytest.mark.parametrize(
     "profile,claim,count",
     [
         # experiments/e10_predict.toml's header states these
-        ("paper", "E10-net", 14),
-        ("paper", "E10-coverage", 6),
-        ("paper", "E10-winner", 16),
-        ("full", "E10-coverage", 28),
-        ("full", "E10-winner", 69),
+        ("paper", "E10-net", 10),
+        ("paper", "E10-kernel", 9),
+        ("paper", "E10-winner", 10),
+        ("paper", "E10-coverage", 4),
+        ("full", "E10-winner", 18),
+        ("full", "E10-coverage", 9),
     ],
 )
 def test_the_counts_the_config_states(profile, claim, count):

@@ -1,4 +1,4 @@
-"""``ntkgap predict`` on every family E4, E8 and E9 store (each target family
+"""``ntkgap predict`` on every family E4, E8, E9 and E10 store (each target family
 with each architecture variant, at the error level its searches use, read
 from the configs), on user DAG files, and its one-line refusals; ``compare
 --predict`` on a DAG file: predictions sealed before the searches run, scored
@@ -46,8 +46,8 @@ def _plant(root, c=C0, p=P0, nodes=PLANTED):
 
 
 def _config_pairs():
-    """One (target, arch, eps) per (family, arch variant, eps) of the E4, E8
-    and E9 configs' searches, at its smallest depth."""
+    """One (target, arch, eps) per (family, arch variant, eps) of the E4, E8,
+    E9 and E10 configs' searches, at its smallest depth."""
     best = {}
     for exp in predictions.SOURCES:
         cfg = runs_config.load_config(os.path.join(ROOT, "experiments", f"{exp}.toml"))

@@ -268,17 +268,47 @@ def test_kernel_side_absent_without_an_exact_spectrum(root, target, arch):
     assert out["net_n_star"] > 0  # the net side stands on its own
 
 
-def test_winner_claim_scores_only_points_with_a_kernel_prediction(monkeypatch):
+def test_winner_claim_scores_units_with_a_kernel_prediction(monkeypatch):
+    def row(fam, C, measured, pred):
+        return {"family": fam, "C": C, "eps": 0.1, "winner_measured": measured, "winner_pred": pred}
+
     rows = [
-        {"winner_measured": "net", "winner_pred": "net"},
-        {"winner_measured": "net", "winner_pred": "kernel"},
-        {"winner_measured": "kernel", "winner_pred": None},  # no exact kernel spectrum
-        {"winner_measured": None, "winner_pred": "net"},  # measured medians undecided
+        row("a", 7, "net", "net"),
+        row("a", 15, "net", "kernel"),
+        row("b", 7, "kernel", None),  # no exact kernel spectrum
+        row("b", 15, None, "net"),  # measured medians undecided
+        row("c", 7, "net", "net"),  # two architecture variants of one (family, depth):
+        row("c", 7, "net", "kernel"),  # one unit, half right
     ]
     monkeypatch.setattr(P, "_rows", lambda params: rows)
     m = P.e10_winner({"rule": {"kind": "above", "threshold": 0.8}}, "e10_predict")
-    assert m.value == 0.5 and m.seeds == 2
+    assert m.seeds == 3 and m.value == pytest.approx(1.5 / 3)
     assert "1 decided point(s) without kernel theory" in m.detail
+
+
+def test_coverage_counts_families_and_median_claims_count_family_depth_units(monkeypatch):
+    def row(fam, arch, C, net, pred):
+        iv = [pred / 2, pred * 2]  # a prediction interval of a factor 2 each way
+        return {
+            "family": fam, "group": f"{fam}|{arch}", "C": C, "eps": 0.1,
+            "net": (math.log(net), math.log(net)), "net_pred": pred, "net_interval": iv,
+        }  # fmt: skip
+
+    # family a: two variants at C = 7 (one covered, one 4x off), one at C = 15 (covered);
+    # family b: one point, covered. Per family: a 2/3, b 1 -> (2/3 + 1) of 2.
+    rows = [
+        row("a", "relu", 7, 100.0, 100.0),
+        row("a", "tanh", 7, 100.0, 400.0),
+        row("a", "relu", 15, 50.0, 50.0),
+        row("b", "relu", 7, 10.0, 10.0),
+    ]
+    monkeypatch.setattr(P, "_rows", lambda params: rows)
+    cov = P.e10_coverage({"rule": {"kind": "equivalence", "margin": 0.15}}, "e10_predict")
+    assert cov.seeds == 2 and cov.value == pytest.approx((2 / 3 + 1) / 2 - 0.95)
+    net = P.e10_net({"rule": {"kind": "below", "threshold": 0.47712}}, "e10_predict")
+    # three (family, depth) units: a@7 the median of 0 and log10 4, a@15 0, b@7 0
+    assert net.seeds == 3 and net.data["sets"][0] == pytest.approx((math.log10(4) / 2,) * 2)
+    assert "3 (family, depth) units of 2 families (4 architecture variants' points)" in net.detail
 
 
 # (rule, shift, the fewest m at which m of m reads supported, from the closed form of
@@ -369,3 +399,25 @@ def test_kernel_claim_reads_what_the_planted_kernels_give(root, monkeypatch, fac
         P._e10_rows.cache_clear()
     assert m.verdict == verdict and m.seeds == len(NODES) * len(DEPTHS)
     assert m.lo == pytest.approx(math.log10(factor), abs=1e-9)
+
+
+def test_leave_one_out_holds_out_every_variant_of_a_family(root):
+    # two architecture variants of each family: holding one family out removes both,
+    # as predict does for a new family
+    _plant(root)
+    for node in NODES:
+        for L in DEPTHS:
+            cell = dict(_cell("net_search", node, L), arch=f"tree:act=erf,arity=2,L={L}")
+            store.save("e4_trees", cell, {"per_seed": _per_seed(5.0 * C_OF[L] ** 0.8)}, str(root))
+    points = P.collect(("e4_trees",), 0.1)
+    assert len({pt.group for pt in points}) == 2 * len({pt.family for pt in points})
+    seen = []
+
+    def spy(pts):
+        seen.append({pt.family for pt in pts})
+        return P.fit_law(pts)
+
+    rows = P.leave_one_out(points, _fake_kernel, fit=spy)
+    families = sorted({pt.family for pt in points})
+    assert [fams for fams in seen] == [set(families) - {f} for f in families]
+    assert len(rows) == len(points)

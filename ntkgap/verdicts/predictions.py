@@ -23,12 +23,17 @@ RSS / (m - 2) (RSS with the bounds' hinge terms) and xbar, Sxx over the
 points. Fewer than ``MIN_POINTS`` resolved points or a single C: refused in
 one line.
 
-Groups: a measurement's group is its target family (``selection.family_of``)
-with the architecture less its depth (activation, bias, modification). The
-law of ``predict`` excludes every measurement of the target's own family;
-E10's leave-one-out excludes the held-out group only (every eps of it), and
-predicts each of its points from the other groups' points at that point's
-eps (E10's params list the levels read).
+Groups and units: a measurement's group is its target family
+(``selection.family_of``) with the architecture less its depth (activation,
+bias, modification); its family is the target family alone. Both ``predict``
+and E10's leave-one-out exclude every measurement of the family predicted
+(all its architecture variants, every eps), so that E10 scores the
+predictions ``predict`` makes for a new family; E10 predicts each held-out
+point from the other families' points at that point's eps (E10's params list
+the levels read). E10's claims count units, never points: a median claim or
+the winner claim one per (family, depth, eps) (its architecture variants
+share targets, seeds and splits: their distances' median is one value), the
+coverage claim one per family (its depths share the law's error).
 
 Scoring: a censored measurement is an interval; |log10(pred / measured)|
 is then the interval of distances from the prediction to it (0 at the near
@@ -586,7 +591,7 @@ def _winner_of(kernel_iv, net_iv) -> str | None:
 
 
 def _loo_row(pt: Point, law: dict, eps: float, kernel_fn) -> dict:
-    """One held-out point predicted by a law fitted without its group."""
+    """One held-out point predicted by a law fitted without its family."""
     net = law_predict(law, pt.C)
     row = {
         "group": pt.group,
@@ -613,9 +618,9 @@ def _loo_row(pt: Point, law: dict, eps: float, kernel_fn) -> dict:
 
 
 def leave_one_out(points, kernel_fn=kernel_theory, fit=None) -> list[dict]:
-    """Each group held out in turn: for each eps of it, the law fitted on
-    the other groups' points at that eps only, the held-out group's depths
-    predicted and compared.
+    """Each family held out in turn (all its architecture variants): for
+    each eps of it, the law fitted on the other families' points at that eps
+    only, the held-out family's points predicted and compared.
 
     Args:
         points: ``collect``'s Points (each is read at its own eps; those
@@ -629,19 +634,19 @@ def leave_one_out(points, kernel_fn=kernel_theory, fit=None) -> list[dict]:
         log intervals, kernel None where not stored), ``net_pred``,
         ``net_interval``, ``kernel_pred`` (None where not stored or the
         theory is absent), ``kernel_valid``, ``winner_pred``,
-        ``winner_measured``. A (group, eps) whose law is refused (too few
+        ``winner_measured``. A (family, eps) whose law is refused (too few
         points elsewhere) has no row.
     """
     fit = fit or fit_law
     rows = []
     points = [pt for pt in points if pt.net is not None]
-    for g, level in sorted({(pt.group, pt.eps) for pt in points}):
+    for fam, level in sorted({(pt.family, pt.eps) for pt in points}):
         at = [pt for pt in points if abs(pt.eps - level) <= selection.EPS_TOL]
         try:
-            law = fit([pt for pt in at if pt.group != g])
+            law = fit([pt for pt in at if pt.family != fam])
         except UsageError:
             continue
-        rows += [_loo_row(pt, law, level, kernel_fn) for pt in at if pt.group == g]
+        rows += [_loo_row(pt, law, level, kernel_fn) for pt in at if pt.family == fam]
     return rows
 
 
@@ -701,31 +706,52 @@ def _rows(params: dict, which: int = 0) -> list[dict]:
     return list(_e10_rows(sources, eps_levels(params["eps"]), config.profile())[which])
 
 
-def _median_claim(name: str, sets: list, rule: dict, groups: int) -> rules.Measured:
-    """Median and order-statistic CI of per-point log10 distance intervals
-    (the points of ``groups`` groups stand where a seed's CI has seeds)."""
-    if not sets:
+def unit_of(row: dict) -> tuple:
+    """A row's unit for the median and winner claims: (family, C, eps)."""
+    return row["family"], row["C"], row["eps"]
+
+
+def _by_unit(rows, key=unit_of) -> dict:
+    """{unit: [rows]} in sorted unit order."""
+    out: dict = {}
+    for r in sorted(rows, key=key):
+        out.setdefault(key(r), []).append(r)
+    return out
+
+
+def _median_claim(name: str, rows: list, dist, rule: dict) -> rules.Measured:
+    """Median and order-statistic CI over units of log10 distance intervals,
+    a unit's interval the median of its rows' (``dist(row)``), the lower end
+    from their lower ends and the upper from their upper ends."""
+    units = _by_unit(rows)
+    if not units:
         return rules.Measured(None, detail=f"{name}: no scored point", verdict=rules.INCONCLUSIVE)
+    sets = [
+        intervals.median_ci([dist(r) for r in us], min_seeds=INF)["median"] for us in units.values()
+    ]
     ci = intervals.median_ci(sets)
     lo, hi = ci["median"]
     verdict = rules.rule_verdict(rule, ci["lo"], ci["hi"])
+    families = len({u[0] for u in units})
     return rules.Measured(
         lo if lo == hi else None,
         None if ci["lo"] in (None, -INF) else ci["lo"],
         None if ci["hi"] in (None, INF) else ci["hi"],
         seeds=len(sets),
-        ci_method=ci["method"] and ci["method"].replace("seeds", "(family, depth) points"),
-        detail=f"{name}: median in [{lo:.3g}, {hi:.3g}] over {len(sets)} (family, depth) points"
-        f" of {groups} groups" + (f" ({ci['reason']})" if ci["reason"] else ""),
+        ci_method=ci["method"] and ci["method"].replace("seeds", "(family, depth) units"),
+        detail=f"{name}: median in [{lo:.3g}, {hi:.3g}] over {len(sets)} (family, depth) units"
+        f" of {families} families ({len(rows)} architecture variants' points)"
+        + (f" ({ci['reason']})" if ci["reason"] else ""),
         hi_censored=ci["hi"] == INF,
         verdict=verdict,
-        data={"sets": sets},
+        data={"sets": sets, "units": [list(map(str, u)) for u in units]},
     )
 
 
 def e10_kernel(params: dict, experiment: str) -> rules.Measured:
-    """E10-kernel: median |log10(theory n* / measured kernel n*)| where the
-    theory is valid (``params``: ``eps``, ``sources``, ``rule``).
+    """E10-kernel: median over (family, depth) units of |log10(theory n* /
+    measured kernel n*)| where the theory is valid (``params``: ``eps``,
+    ``sources``, ``rule``).
 
     Args:
         params: the claim's params.
@@ -735,13 +761,17 @@ def e10_kernel(params: dict, experiment: str) -> rules.Measured:
         Measured.
     """
     rows = [r for r in _rows(params, which=1) if r["kernel_valid"]]
-    sets = [distance(r["kernel_pred"], r["kernel"]) for r in rows]
-    groups = len({r["group"] for r in rows})
-    return _median_claim("|log10 kernel pred/measured|", sets, params["rule"], groups)
+    return _median_claim(
+        "|log10 kernel pred/measured|",
+        rows,
+        lambda r: distance(r["kernel_pred"], r["kernel"]),
+        params["rule"],
+    )
 
 
 def e10_net(params: dict, experiment: str) -> rules.Measured:
-    """E10-net: median |log10(law n* / measured net n*)|, held-out law.
+    """E10-net: median over (family, depth) units of |log10(law n* /
+    measured net n*)|, the law fitted without the family.
 
     Args:
         params: the claim's params (``eps``, ``sources``, ``rule``).
@@ -750,10 +780,12 @@ def e10_net(params: dict, experiment: str) -> rules.Measured:
     Returns:
         Measured.
     """
-    rows = _rows(params)
-    sets = [distance(r["net_pred"], r["net"]) for r in rows]
-    groups = len({r["group"] for r in rows})
-    return _median_claim("|log10 net pred/measured|", sets, params["rule"], groups)
+    return _median_claim(
+        "|log10 net pred/measured|",
+        _rows(params),
+        lambda r: distance(r["net_pred"], r["net"]),
+        params["rule"],
+    )
 
 
 #: the most units ``_fewest_to_support`` looks through
@@ -816,22 +848,25 @@ def _binomial(name, k: float, m: int, rule: dict, shift: float = 0.0) -> rules.M
 
 
 def e10_winner(params: dict, experiment: str) -> rules.Measured:
-    """E10-winner: the fraction of (family, depth) points whose measured
-    winner (medians' ratio interval excludes 1) was predicted right, over
-    the points with a kernel prediction (those without are counted in the
-    detail).
+    """E10-winner: the share of (family, depth) units whose measured winner
+    (medians' ratio interval excludes 1) was predicted right; a unit with
+    several architecture variants counts the share of its decided variants
+    predicted right (variants without a kernel prediction are left out and
+    counted in the detail).
 
     Args:
         params: the claim's params (``eps``, ``sources``, ``rule``).
         experiment: unused.
 
     Returns:
-        Measured (value the fraction, Clopper-Pearson CI).
+        Measured (value the share, Clopper-Pearson CI on the unit count).
     """
     decided = [r for r in _rows(params) if r["winner_measured"] is not None]
     rows = [r for r in decided if r["winner_pred"] is not None]
-    k = sum(r["winner_pred"] == r["winner_measured"] for r in rows)
-    out = _binomial("winner predicted right", k, len(rows), params["rule"])
+    units = _by_unit(rows)
+    k = sum(sum(r["winner_pred"] == r["winner_measured"] for r in us) / len(us)
+            for us in units.values())  # fmt: skip
+    out = _binomial("(family, depth) units' winner predicted right", k, len(units), params["rule"])
     if len(rows) < len(decided):  # no exact kernel spectrum: no prediction to score
         out.detail += f" ({len(decided) - len(rows)} decided point(s) without kernel theory)"
     return out
@@ -839,8 +874,9 @@ def e10_winner(params: dict, experiment: str) -> rules.Measured:
 
 def e10_coverage(params: dict, experiment: str) -> rules.Measured:
     """E10-coverage: prediction-interval coverage minus its nominal level,
-    counted per family (each group's share of covered depths, summed over
-    groups, over the number of groups: depths of one family are correlated).
+    counted per family (each family's share of covered points, summed over
+    families, over the number of families: its depths and architecture
+    variants share the law's error).
 
     Args:
         params: the claim's params (``eps``, ``sources``, ``rule``).
@@ -850,8 +886,8 @@ def e10_coverage(params: dict, experiment: str) -> rules.Measured:
         Measured (value coverage - nominal; Clopper-Pearson CI on the
         per-family count).
     """
-    by_group: dict = {}
-    for r in _rows(params):
-        by_group.setdefault(r["group"], []).append(covers(r["net_interval"], r["net"]))
-    k = sum(sum(v) / len(v) for v in by_group.values())
-    return _binomial("families' coverage", k, len(by_group), params["rule"], shift=PI_LEVEL)
+    by_family = _by_unit(_rows(params), key=lambda r: (r["family"],))
+    k = sum(
+        sum(covers(r["net_interval"], r["net"]) for r in us) / len(us) for us in by_family.values()
+    )
+    return _binomial("families' coverage", k, len(by_family), params["rule"], shift=PI_LEVEL)
