@@ -305,10 +305,36 @@ def test_coverage_counts_families_and_median_claims_count_family_depth_units(mon
     monkeypatch.setattr(P, "_rows", lambda params: rows)
     cov = P.e10_coverage({"rule": {"kind": "equivalence", "margin": 0.15}}, "e10_predict")
     assert cov.seeds == 2 and cov.value == pytest.approx((2 / 3 + 1) / 2 - 0.95)
+    assert "approximation" in cov.ci_method  # 2/3 + 1 is no whole count
     net = P.e10_net({"rule": {"kind": "below", "threshold": 0.47712}}, "e10_predict")
-    # three (family, depth) units: a@7 the median of 0 and log10 4, a@15 0, b@7 0
-    assert net.seeds == 3 and net.data["sets"][0] == pytest.approx((math.log10(4) / 2,) * 2)
-    assert "3 (family, depth) units of 2 families (4 architecture variants' points)" in net.detail
+    # two family units: a the median of (0, log10 4, 0) = 0, b 0
+    assert net.seeds == 2 and net.data["sets"] == [(0.0, 0.0), (0.0, 0.0)]
+    assert "over 2 families of 2 families (4 points" in net.detail
+
+
+def test_kernel_claim_units_a_censored_variant_and_the_n_max_scope(monkeypatch):
+    def row(fam, C, pred, lo, hi, n_max=4096.0, valid=True):
+        return {
+            "family": fam, "C": C, "eps": 0.1, "kernel_pred": pred, "kernel_valid": valid,
+            "kernel": (math.log(lo), math.log(hi)), "kernel_n_max": n_max,
+        }  # fmt: skip
+
+    rows = [
+        row("a", 7, 100.0, 100.0, 100.0),  # unit a@7: two variants, one exact,
+        row("a", 7, 100.0, 400.0, math.inf),  # one a bound 4x above: upper end open
+        row("a", 15, 50.0, 100.0, 100.0),  # unit a@15: a factor 2
+        row("b", 7, 10.0, 10.0, 10.0),  # unit b@7
+        row("b", 15, 9000.0, 4096.0, math.inf),  # theory beyond n_max: out of scope
+        row("c", 7, 10.0, 40.0, 40.0, valid=False),  # theory not valid: out of scope
+    ]
+    monkeypatch.setattr(P, "_rows", lambda params, which=0: rows if which == 1 else [])
+    m = P.e10_kernel({"rule": {"kind": "below", "threshold": 0.30103}}, "e10_predict")
+    assert m.seeds == 3 and m.data["units"] == [["a", "7", "0.1"], ["a", "15", "0.1"],
+                                                ["b", "7", "0.1"]]  # fmt: skip
+    # a@7: lower ends (0, log10 4) -> their median log10 2; upper ends (0, inf) -> inf
+    assert m.data["sets"][0] == (pytest.approx(math.log10(4) / 2), math.inf)
+    assert m.data["sets"][1] == pytest.approx((math.log10(2), math.log10(2)))
+    assert m.data["sets"][2] == (0.0, 0.0)
 
 
 # (rule, shift, the fewest m at which m of m reads supported, from the closed form of

@@ -1,4 +1,4 @@
-"""E10: predicted vs measured n*(eps), log-log, one marker per family
+"""E10: predicted vs measured n*(eps), log-log, one marker per group
 (target family with architecture variant), each point at its own eps (the
 config's levels). Left: the own-architecture kernel, eigenlearning theory
 (filled where valid, hollow where not; absent where no exact spectrum

@@ -30,10 +30,13 @@ and E10's leave-one-out exclude every measurement of the family predicted
 (all its architecture variants, every eps), so that E10 scores the
 predictions ``predict`` makes for a new family; E10 predicts each held-out
 point from the other families' points at that point's eps (E10's params list
-the levels read). E10's claims count units, never points: a median claim or
-the winner claim one per (family, depth, eps) (its architecture variants
-share targets, seeds and splits: their distances' median is one value), the
-coverage claim one per family (its depths share the law's error).
+the levels read). E10's claims count units, never points. E10-kernel and
+E10-winner: one per (family, depth, eps), whose architecture variants share
+targets, seeds and splits (their distances' median is one value; their share
+predicted right one count). E10-net and E10-coverage: one per family, since
+a held-out family's depths share one fitted law, whose error there is one
+family-level offset (the issue counts coverage per family for this reason);
+the kernel theory fits nothing, so its depths stay separate units.
 
 Scoring: a censored measurement is an interval; |log10(pred / measured)|
 is then the interval of distances from the prediction to it (0 at the near
@@ -84,7 +87,8 @@ PREDICTIONS = "predictions"
 class Point:
     """One (group, depth) at one eps: natural-log intervals of the medians
     over seeds of the stored net and own-kernel n* (None where not stored),
-    C, and the storage keys of the cells behind them."""
+    C, the storage keys of the cells behind them and the kernel search's
+    n_max (None without one)."""
 
     group: str
     family: str
@@ -96,6 +100,7 @@ class Point:
     kernel: tuple | None
     keys: tuple
     eps: float
+    kernel_n_max: float | None = None
 
 
 def arch_variant(arch: str) -> str:
@@ -198,6 +203,7 @@ def collect(sources=SOURCES, eps=0.1, *, profile: str | None = None) -> list[Poi
                     median_log(k[1]) if k else None,
                     tuple(store.cell_key(x[0]) for x in (net, k) if x),
                     level,
+                    float(k[0]["n_max"]) if k else None,
                 )
             )
     return points
@@ -662,7 +668,8 @@ def kernel_rows(points, kernel_fn=kernel_theory) -> list[dict]:
     Returns:
         list of rows: ``group``, ``family``, ``target``, ``arch``, ``eps``,
         ``C``, ``kernel`` (measured log interval), ``kernel_pred`` (None
-        where no exact spectrum exists) and ``kernel_valid``.
+        where no exact spectrum exists), ``kernel_valid`` and
+        ``kernel_n_max`` (the search's largest n).
     """
     rows = []
     for pt in points:
@@ -680,6 +687,7 @@ def kernel_rows(points, kernel_fn=kernel_theory) -> list[dict]:
                 "kernel": pt.kernel,
                 "kernel_pred": kern["n_star"],
                 "kernel_valid": kern["theory_valid"],
+                "kernel_n_max": pt.kernel_n_max,
             }
         )
     return rows
@@ -707,8 +715,13 @@ def _rows(params: dict, which: int = 0) -> list[dict]:
 
 
 def unit_of(row: dict) -> tuple:
-    """A row's unit for the median and winner claims: (family, C, eps)."""
+    """A row's (family, depth) unit: (family, C, eps)."""
     return row["family"], row["C"], row["eps"]
+
+
+def family_of_row(row: dict) -> tuple:
+    """A row's family unit: (family,)."""
+    return (row["family"],)
 
 
 def _by_unit(rows, key=unit_of) -> dict:
@@ -719,11 +732,13 @@ def _by_unit(rows, key=unit_of) -> dict:
     return out
 
 
-def _median_claim(name: str, rows: list, dist, rule: dict) -> rules.Measured:
-    """Median and order-statistic CI over units of log10 distance intervals,
-    a unit's interval the median of its rows' (``dist(row)``), the lower end
-    from their lower ends and the upper from their upper ends."""
-    units = _by_unit(rows)
+def _median_claim(name: str, rows: list, dist, rule: dict, key=unit_of) -> rules.Measured:
+    """Median and order-statistic CI over units (``key``) of log10 distance
+    intervals, a unit's interval the median of its rows' (``dist(row)``):
+    the lower end from their lower ends, the upper from their upper ends (a
+    censored row can only widen it)."""
+    units = _by_unit(rows, key)
+    what = "(family, depth) units" if key is unit_of else "families"
     if not units:
         return rules.Measured(None, detail=f"{name}: no scored point", verdict=rules.INCONCLUSIVE)
     sets = [
@@ -738,9 +753,9 @@ def _median_claim(name: str, rows: list, dist, rule: dict) -> rules.Measured:
         None if ci["lo"] in (None, -INF) else ci["lo"],
         None if ci["hi"] in (None, INF) else ci["hi"],
         seeds=len(sets),
-        ci_method=ci["method"] and ci["method"].replace("seeds", "(family, depth) units"),
-        detail=f"{name}: median in [{lo:.3g}, {hi:.3g}] over {len(sets)} (family, depth) units"
-        f" of {families} families ({len(rows)} architecture variants' points)"
+        ci_method=ci["method"] and ci["method"].replace("seeds", what),
+        detail=f"{name}: median in [{lo:.3g}, {hi:.3g}] over {len(sets)} {what}"
+        f" of {families} families ({len(rows)} points: depths and architecture variants)"
         + (f" ({ci['reason']})" if ci["reason"] else ""),
         hi_censored=ci["hi"] == INF,
         verdict=verdict,
@@ -750,8 +765,10 @@ def _median_claim(name: str, rows: list, dist, rule: dict) -> rules.Measured:
 
 def e10_kernel(params: dict, experiment: str) -> rules.Measured:
     """E10-kernel: median over (family, depth) units of |log10(theory n* /
-    measured kernel n*)| where the theory is valid (``params``: ``eps``,
-    ``sources``, ``rule``).
+    measured kernel n*)| where the theory is valid and its n* within the
+    kernel search's n_max (``params``: ``eps``, ``sources``, ``rule``). The
+    scope is decided by the prediction alone: beyond n_max the measurement
+    can only be a bound the theory sits inside (distance [0, inf)).
 
     Args:
         params: the claim's params.
@@ -760,7 +777,11 @@ def e10_kernel(params: dict, experiment: str) -> rules.Measured:
     Returns:
         Measured.
     """
-    rows = [r for r in _rows(params, which=1) if r["kernel_valid"]]
+    rows = [
+        r
+        for r in _rows(params, which=1)
+        if r["kernel_valid"] and r["kernel_pred"] <= r["kernel_n_max"]
+    ]
     return _median_claim(
         "|log10 kernel pred/measured|",
         rows,
@@ -770,8 +791,9 @@ def e10_kernel(params: dict, experiment: str) -> rules.Measured:
 
 
 def e10_net(params: dict, experiment: str) -> rules.Measured:
-    """E10-net: median over (family, depth) units of |log10(law n* /
-    measured net n*)|, the law fitted without the family.
+    """E10-net: median over families of |log10(law n* / measured net n*)|
+    (a family's value the median over its depths and variants), the law
+    fitted without the family.
 
     Args:
         params: the claim's params (``eps``, ``sources``, ``rule``).
@@ -785,6 +807,7 @@ def e10_net(params: dict, experiment: str) -> rules.Measured:
         _rows(params),
         lambda r: distance(r["net_pred"], r["net"]),
         params["rule"],
+        key=family_of_row,
     )
 
 
@@ -841,7 +864,10 @@ def _binomial(name, k: float, m: int, rule: dict, shift: float = 0.0) -> rules.M
         lo,
         hi,
         seeds=m,
-        ci_method="Clopper-Pearson 0.95 (exact binomial)",
+        ci_method="Clopper-Pearson 0.95 (exact binomial for a whole count; a count"
+        " summing per-unit shares is read as that many successes, an approximation)"
+        if k != int(k)
+        else "Clopper-Pearson 0.95 (exact binomial)",
         detail=detail,
         verdict=rules.rule_verdict(rule, lo, hi),
     )
@@ -886,7 +912,7 @@ def e10_coverage(params: dict, experiment: str) -> rules.Measured:
         Measured (value coverage - nominal; Clopper-Pearson CI on the
         per-family count).
     """
-    by_family = _by_unit(_rows(params), key=lambda r: (r["family"],))
+    by_family = _by_unit(_rows(params), key=family_of_row)
     k = sum(
         sum(covers(r["net_interval"], r["net"]) for r in us) / len(us) for us in by_family.values()
     )
