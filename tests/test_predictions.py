@@ -309,7 +309,7 @@ def test_coverage_counts_families_and_median_claims_count_family_depth_units(mon
     net = P.e10_net({"rule": {"kind": "below", "threshold": 0.47712}}, "e10_predict")
     # two family units: a the median of (0, log10 4, 0) = 0, b 0
     assert net.seeds == 2 and net.data["sets"] == [(0.0, 0.0), (0.0, 0.0)]
-    assert "over 2 families of 2 families (4 points" in net.detail
+    assert "over 2 families (4 points" in net.detail and "2 families, no CI" in net.detail
 
 
 def test_kernel_claim_units_a_censored_variant_and_the_n_max_scope(monkeypatch):

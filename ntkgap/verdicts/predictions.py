@@ -755,8 +755,9 @@ def _median_claim(name: str, rows: list, dist, rule: dict, key=unit_of) -> rules
         seeds=len(sets),
         ci_method=ci["method"] and ci["method"].replace("seeds", what),
         detail=f"{name}: median in [{lo:.3g}, {hi:.3g}] over {len(sets)} {what}"
-        f" of {families} families ({len(rows)} points: depths and architecture variants)"
-        + (f" ({ci['reason']})" if ci["reason"] else ""),
+        + (f" of {families} families" if key is unit_of else "")
+        + f" ({len(rows)} points: depths and architecture variants)"
+        + (f" ({ci['reason'].replace('seeds', what)})" if ci["reason"] else ""),
         hi_censored=ci["hi"] == INF,
         verdict=verdict,
         data={"sets": sets, "units": [list(map(str, u)) for u in units]},
