@@ -715,12 +715,26 @@ def _rows(params: dict, which: int = 0) -> list[dict]:
 
 
 def unit_of(row: dict) -> tuple:
-    """A row's (family, depth) unit: (family, C, eps)."""
+    """A row's (family, depth) unit.
+
+    Args:
+        row: a leave-one-out or kernel row.
+
+    Returns:
+        (family, C, eps).
+    """
     return row["family"], row["C"], row["eps"]
 
 
 def family_of_row(row: dict) -> tuple:
-    """A row's family unit: (family,)."""
+    """A row's family unit.
+
+    Args:
+        row: a leave-one-out or kernel row.
+
+    Returns:
+        (family,).
+    """
     return (row["family"],)
 
 
