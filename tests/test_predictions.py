@@ -126,17 +126,23 @@ def test_refuses_with_nothing_to_fit(root):
         P.predict(_target("parity", 3), "tree:arity=2,L=3", kernel_fn=_fake_kernel)
 
 
+def _watched_leave_one_out(points, attr):
+    """Leave-one-out with a spy on the fitter: (rows, each fit's set of
+    ``attr`` values (group or family) in fit order)."""
+    seen = []
+
+    def spy(pts):
+        seen.append({getattr(pt, attr) for pt in pts})
+        return P.fit_law(pts)
+
+    return P.leave_one_out(points, _fake_kernel, fit=spy), seen
+
+
 def test_leave_one_out_never_sees_held_out_group(root):
     _plant(root, kernel=lambda L: 10.0 * 4.0**L)
     points = P.collect(("e4_trees",), 0.1)
     assert len(points) == len(NODES) * len(DEPTHS)
-    seen = []
-
-    def spy(pts):
-        seen.append({pt.group for pt in pts})
-        return P.fit_law(pts)
-
-    rows = P.leave_one_out(points, _fake_kernel, fit=spy)
+    rows, seen = _watched_leave_one_out(points, "group")
     groups = sorted({pt.group for pt in points})
     assert len(seen) == len(groups)
     for held, fitted in zip(groups, seen):
@@ -437,13 +443,7 @@ def test_leave_one_out_holds_out_every_variant_of_a_family(root):
             store.save("e4_trees", cell, {"per_seed": _per_seed(5.0 * C_OF[L] ** 0.8)}, str(root))
     points = P.collect(("e4_trees",), 0.1)
     assert len({pt.group for pt in points}) == 2 * len({pt.family for pt in points})
-    seen = []
-
-    def spy(pts):
-        seen.append({pt.family for pt in pts})
-        return P.fit_law(pts)
-
-    rows = P.leave_one_out(points, _fake_kernel, fit=spy)
+    rows, seen = _watched_leave_one_out(points, "family")
     families = sorted({pt.family for pt in points})
-    assert [fams for fams in seen] == [set(families) - {f} for f in families]
+    assert seen == [set(families) - {f} for f in families]
     assert len(rows) == len(points)
