@@ -423,12 +423,12 @@ def test_kernel_claim_reads_what_the_planted_kernels_give(root, monkeypatch, fac
     for node in NODES:
         _plant_kernel_only(root, node, lambda L: factor * 10.0 * 4.0**L)
     monkeypatch.setattr(P, "kernel_theory", _fake_kernel)
-    P._e10_rows.cache_clear()
+    P.e10_rows.cache_clear()
     params = {"eps": [0.1], "sources": ["e10_predict"]}
     try:
         m = P.e10_kernel({**params, "rule": {"kind": "below", "threshold": 0.30103}}, "e10")
     finally:
-        P._e10_rows.cache_clear()
+        P.e10_rows.cache_clear()
     assert m.verdict == verdict and m.seeds == len(NODES) * len(DEPTHS)
     assert m.lo == pytest.approx(math.log10(factor), abs=1e-9)
 

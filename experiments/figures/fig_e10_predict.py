@@ -20,12 +20,12 @@ from style import plt
 from ntkgap._infra import config
 from ntkgap.errors import UsageError
 from ntkgap.runs import config as runs_config
-from ntkgap.verdicts import predictions, rules
+from ntkgap.verdicts import claims, predictions
 
 CONFIG = os.path.join(style.ROOT, "experiments", "e10_predict.toml")
-CLAIMS = runs_config.load_config(CONFIG)["claim"]
+CLAIMS = claims.parse_claims(runs_config.load_config(CONFIG), CONFIG)
 #: the levels and sources the claims read (every E10 claim has the same)
-PARAMS = CLAIMS[0]["params"]
+PARAMS = CLAIMS[0].params
 
 
 def _x(iv):
@@ -93,22 +93,22 @@ def draw(ax_k, ax_n, rows, krows, points):
 
 
 def undecided_notes() -> list[str]:
-    """The claims a larger profile decides, as measured in this one."""
+    """The claims a larger profile decides, as measured in this one (their
+    statistics as ``claims.evaluate`` calls them)."""
     notes = []
     for c in CLAIMS:
-        order = rules.CLAIM_PROFILES
-        if order.index(c["profile"]) <= order.index(config.profile() or order[0]):
-            continue
-        m = getattr(predictions, c["statistic"])({**c["params"], "rule": c["rule"]}, "e10_predict")
-        notes.append(f"{c['id']} (decided by {c['profile']}; here undecided): {m.detail}")
+        if not claims.decided_here(c):
+            m = claims.STATISTICS[c.statistic](dict(c.params, rule=c.rule), "e10_predict")
+            notes.append(f"{c.id} (decided by {c.profile}; here undecided): {m.detail}")
     return notes
 
 
 def main():
     fig, (ax_k, ax_n) = plt.subplots(1, 2, figsize=(9, 4.2))
-    points = predictions.collect(PARAMS["sources"], PARAMS["eps"])
-    rows = predictions.leave_one_out(points) if points else []
-    krows = predictions.kernel_rows(points)
+    # the claims' own cached rows: the theory is computed once for the figure and the notes
+    points, rows, krows = predictions.e10_rows(
+        tuple(PARAMS["sources"]), predictions.eps_levels(PARAMS["eps"]), config.profile()
+    )
     if not rows and not krows:
         style.no_data(ax_k, "E4/E8/E9/E10 searches")
         style.no_data(ax_n, "E4/E8/E9 searches")

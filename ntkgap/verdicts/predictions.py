@@ -694,9 +694,18 @@ def kernel_rows(points, kernel_fn=kernel_theory) -> list[dict]:
 
 
 @functools.lru_cache(maxsize=8)
-def _e10_rows(sources: tuple, eps: tuple, profile: str | None) -> tuple:
-    """E10's rows from the stored results, computed once for the four
-    claims: (leave-one-out rows, kernel rows)."""
+def e10_rows(sources: tuple, eps: tuple, profile: str | None) -> tuple:
+    """E10's points and rows from the stored results, computed once for the
+    four claims and the figure.
+
+    Args:
+        sources: experiment names (a tuple: the result is cached).
+        eps: the levels (``eps_levels``).
+        profile: as ``store.results`` (the claims pass ``config.profile()``).
+
+    Returns:
+        (points, leave-one-out rows, kernel rows), each a tuple.
+    """
     points = collect(sources, eps, profile=profile)
     memo: dict = {}
 
@@ -705,13 +714,13 @@ def _e10_rows(sources: tuple, eps: tuple, profile: str | None) -> tuple:
             memo[key] = kernel_theory(*key)
         return memo[key]
 
-    return tuple(leave_one_out(points, kern)), tuple(kernel_rows(points, kern))
+    return tuple(points), tuple(leave_one_out(points, kern)), tuple(kernel_rows(points, kern))
 
 
 def _rows(params: dict, which: int = 0) -> list[dict]:
     """E10's leave-one-out rows (``which`` 0) or kernel rows (1)."""
     sources = tuple(params.get("sources", SOURCES))
-    return list(_e10_rows(sources, eps_levels(params["eps"]), config.profile())[which])
+    return list(e10_rows(sources, eps_levels(params["eps"]), config.profile())[1 + which])
 
 
 def unit_of(row: dict) -> tuple:
@@ -744,6 +753,13 @@ def _by_unit(rows, key=unit_of) -> dict:
     for r in sorted(rows, key=key):
         out.setdefault(key(r), []).append(r)
     return out
+
+
+def _unit_shares(rows, key, hit) -> tuple[float, int]:
+    """(the sum over units of the share of their rows for which ``hit``
+    holds, the number of units)."""
+    units = _by_unit(rows, key)
+    return sum(sum(map(hit, us)) / len(us) for us in units.values()), len(units)
 
 
 def _median_claim(name: str, rows: list, dist, rule: dict, key=unit_of) -> rules.Measured:
@@ -904,10 +920,8 @@ def e10_winner(params: dict, experiment: str) -> rules.Measured:
     """
     decided = [r for r in _rows(params) if r["winner_measured"] is not None]
     rows = [r for r in decided if r["winner_pred"] is not None]
-    units = _by_unit(rows)
-    k = sum(sum(r["winner_pred"] == r["winner_measured"] for r in us) / len(us)
-            for us in units.values())  # fmt: skip
-    out = _binomial("(family, depth) units' winner predicted right", k, len(units), params["rule"])
+    k, m = _unit_shares(rows, unit_of, lambda r: r["winner_pred"] == r["winner_measured"])
+    out = _binomial("(family, depth) units' winner predicted right", k, m, params["rule"])
     if len(rows) < len(decided):  # no exact kernel spectrum: no prediction to score
         out.detail += f" ({len(decided) - len(rows)} decided point(s) without kernel theory)"
     return out
@@ -927,8 +941,5 @@ def e10_coverage(params: dict, experiment: str) -> rules.Measured:
         Measured (value coverage - nominal; Clopper-Pearson CI on the
         per-family count).
     """
-    by_family = _by_unit(_rows(params), key=family_of_row)
-    k = sum(
-        sum(covers(r["net_interval"], r["net"]) for r in us) / len(us) for us in by_family.values()
-    )
-    return _binomial("families' coverage", k, len(by_family), params["rule"], shift=PI_LEVEL)
+    k, m = _unit_shares(_rows(params), family_of_row, lambda r: covers(r["net_interval"], r["net"]))
+    return _binomial("families' coverage", k, m, params["rule"], shift=PI_LEVEL)
