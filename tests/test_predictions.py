@@ -447,3 +447,27 @@ def test_leave_one_out_holds_out_every_variant_of_a_family(root):
     families = sorted({pt.family for pt in points})
     assert seen == [set(families) - {f} for f in families]
     assert len(rows) == len(points)
+
+
+@pytest.mark.parametrize("rerun_last", [True, False])
+def test_a_pair_reads_its_design_budget_not_the_larger_budget_rerun(root, monkeypatch, rerun_last):
+    # E4 stores the tanh L = 5 net twice (1,500 and 3,000 steps, same seeds): the law reads
+    # the design's 1,500-step search in either storage order
+    (root / "e4_trees").mkdir(exist_ok=True)
+    for steps, value in ((1500, 100.0), (3000, 300.0)):
+        cell = {**_cell("net_search", "tanh", 3), "steps": steps}
+        store.save("e4_trees", cell, {"per_seed": _per_seed(value)}, str(root))
+    stored = store.results
+
+    def ordered(*args, **kwargs):  # the rerun listed last, or first
+        found = list(stored(*args, **kwargs))
+        return sorted(found, key=lambda x: (x[0].get("steps", 0) == 3000) == rerun_last)
+
+    monkeypatch.setattr(P.store, "results", ordered)
+    (pt,) = P.collect(("e4_trees",), 0.1)
+    assert math.exp(pt.net[0]) == pytest.approx(100.0)
+    # more seeds still come first: a 4-seed search at the design budget loses
+    cell = {**_cell("net_search", "tanh", 3), "steps": 1000, "seeds": list(range(4))}
+    store.save("e4_trees", cell, {"per_seed": _per_seed(50.0)[:4]}, str(root))
+    (pt,) = P.collect(("e4_trees",), 0.1)
+    assert math.exp(pt.net[0]) == pytest.approx(100.0)

@@ -144,14 +144,23 @@ def median_log(record: dict) -> tuple:
     return tuple(intervals.median_ci(sets, min_seeds=INF)["median"])
 
 
+def _preference(found) -> tuple:
+    """A stored search's rank among those of one pair: more seeds first, then
+    the smaller training budget (the design's own; a larger one is a
+    robustness rerun, e.g. E4's twice-the-steps net at L = 5)."""
+    cell, res = found
+    return len(res["per_seed"]), -cell.get("steps", 0)
+
+
 def _searches(experiment, method, eps, profile):
     """{(target, arch): (cell, result)} of one search method at eps, ridgeless;
-    of several stored searches of one pair, the one with the most seeds."""
+    of several stored searches of one pair, the first by ``_preference``
+    (the last stored among equals)."""
     out = {}
     for cell, res in store.results(experiment, method, profile=profile):
         if selection.at(cell, eps) and family_label(cell["target"]) is not None:
             old = out.get((cell["target"], cell["arch"]))
-            if old is None or len(res["per_seed"]) >= len(old[1]["per_seed"]):
+            if old is None or _preference((cell, res)) >= _preference(old):
                 out[(cell["target"], cell["arch"])] = (cell, res)
     return out
 
