@@ -145,7 +145,7 @@ def test_each_claim_names_the_smallest_profile_that_holds_its_units(claim):
 
 
 #: claims no profile holds enough units for (experiments/e10_predict.toml would say so);
-#: none since the config's full-only families (E10-coverage: paper 10 families, full 17)
+#: none since the config's full-only families (E10-coverage: paper 10 families, full 19)
 SHORT_EVERYWHERE: set = set()
 
 
@@ -157,9 +157,28 @@ SHORT_EVERYWHERE: set = set()
         ("paper", "E10-kernel", 9),
         ("paper", "E10-winner", 22),
         ("paper", "E10-coverage", 10),
-        ("full", "E10-net", 17),
-        ("full", "E10-coverage", 17),
+        ("full", "E10-net", 19),
+        ("full", "E10-coverage", 19),
+        ("full", "E10-winner", 33),
     ],
 )
 def test_the_counts_the_config_states(profile, claim, count):
     assert _units(profile, claim) == count
+
+
+def _split_of(cell) -> tuple:
+    """What makes a search's data: its method, predictor, target, seeds and split."""
+    keys = ("method", "arch", "target", "eps", "seeds", "n_max", "n_test")
+    return tuple(str(cell.get(k)) for k in keys)
+
+
+def test_full_repeats_every_paper_cell_of_e10_but_those_e4_full_holds():
+    # full does not include paper (a profile is its own grid): the copies must not drift
+    cfg = runs_config.load_config(CONFIG)
+    paper = {_split_of(c) for c in runs_config.expand(cfg, "paper", validate=False)}
+    full = {_split_of(c) for c in runs_config.expand(cfg, "full", validate=False)}
+    missing = paper - full
+    assert missing and all("arity=2,node=linear-plus" in m[2] for m in missing)
+    e4 = runs_config.load_config(os.path.join(ROOT, "experiments", "e4_trees.toml"))
+    e4_full = {(c["method"], c["target"]) for c in runs_config.expand(e4, "full", validate=False)}
+    assert all((m[0], m[2]) in e4_full for m in missing)

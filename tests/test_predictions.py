@@ -309,6 +309,7 @@ def test_coverage_counts_families_and_median_claims_count_family_depth_units(mon
         row("b", "relu", 7, 10.0, 10.0),
     ]
     monkeypatch.setattr(P, "_rows", lambda params: rows)
+    monkeypatch.setattr(P, "_kin_rows", lambda params: [])  # the sensitivity: nothing here
     cov = P.e10_coverage({"rule": {"kind": "equivalence", "margin": 0.15}}, "e10_predict")
     assert cov.seeds == 2 and cov.value == pytest.approx((2 / 3 + 1) / 2 - 0.95)
     assert "approximation" in cov.ci_method  # 2/3 + 1 is no whole count
@@ -316,6 +317,7 @@ def test_coverage_counts_families_and_median_claims_count_family_depth_units(mon
     # two family units: a the median of (0, log10 4, 0) = 0, b 0
     assert net.seeds == 2 and net.data["sets"] == [(0.0, 0.0), (0.0, 0.0)]
     assert "over 2 families (4 points" in net.detail and "2 families, no CI" in net.detail
+    assert net.detail.endswith("held out with all its arities: no scored point")
 
 
 def test_kernel_claim_units_a_censored_variant_and_the_n_max_scope(monkeypatch):
@@ -471,3 +473,33 @@ def test_a_pair_reads_its_design_budget_not_the_larger_budget_rerun(root, monkey
     store.save("e4_trees", cell, {"per_seed": _per_seed(50.0)[:4]}, str(root))
     (pt,) = P.collect(("e4_trees",), 0.1)
     assert math.exp(pt.net[0]) == pytest.approx(100.0)
+
+
+def test_the_node_function_hold_out_drops_every_arity_of_the_held_node(root):
+    # binary trees of three node functions plus ternary parity trees: the family hold-out
+    # keeps the binary parity family in the ternary one's fit; holding out by node function
+    # (kin_of) never fits on any parity tree
+    _plant(root)
+    for L in DEPTHS:
+        cell = {
+            **_cell("net_search", "tanh", L),
+            "target": f"tree:d=81,L={L},arity=3,node=parity",
+            "arch": f"tree:arity=3,L={L}",
+        }
+        C = (3**L - 1) // 2
+        store.save("e4_trees", cell, {"per_seed": _per_seed(5.0 * C**0.8)}, str(root))
+    points = P.collect(("e4_trees",), 0.1)
+    kin = {pt.target: P.kin_of(pt.target) for pt in points}
+    assert len(set(kin.values())) == len(NODES) and len({pt.family for pt in points}) == 4
+    seen = []
+
+    def spy(pts):
+        seen.append({kin[pt.target] for pt in pts})
+        return P.fit_law(pts)
+
+    rows = P.leave_one_out(points, _fake_kernel, fit=spy, held=lambda pt: kin[pt.target])
+    kins = sorted(set(kin.values()))
+    assert seen == [set(kins) - {k} for k in kins] and len(rows) == len(points)
+    seen.clear()
+    P.leave_one_out(points, _fake_kernel, fit=spy)  # by family: the sibling stays in
+    assert len(seen) == 4 and all(P.kin_of(_target("parity", 2)) in fitted for fitted in seen)

@@ -36,7 +36,10 @@ targets, seeds and splits (their distances' median is one value; their share
 predicted right one count). E10-net and E10-coverage: one per family, since
 a held-out family's depths share one fitted law, whose error there is one
 family-level offset (the issue counts coverage per family for this reason);
-the kernel theory fits nothing, so its depths stay separate units.
+the kernel theory fits nothing, so its depths stay separate units. A family
+is one arity of a node function; its siblings of other arities stay in its
+fit, so E10-net's detail also holds out each node function with all its
+arities (``kin_of``), a sensitivity check that decides nothing.
 
 Scoring: a censored measurement is an interval; |log10(pred / measured)|
 is then the interval of distances from the prediction to it (0 at the near
@@ -73,7 +76,8 @@ from ntkgap.verdicts import intervals, rules, selection
 
 INF = math.inf
 LN10 = math.log(10.0)
-#: the stored results E10 and ``predict`` read (E10's own cells are kernel searches only)
+#: the stored results E10 and ``predict`` read (E10's own cells: kernel searches, and
+#: net-and-kernel pairs on more tree families)
 SOURCES = ("e4_trees", "e8_universality", "e9_rhm", "e10_predict")
 NET_METHOD, KERNEL_METHOD = "net_search", "ntk_search"
 LAW_FORM = "n* = c * C^p"
@@ -129,6 +133,21 @@ def family_label(target: str) -> str | None:
         return None
     fam = selection.family_of(target)
     return selection.family_label(fam) if fam else None
+
+
+def kin_of(target: str) -> str | None:
+    """A target's family less its arity: the node function's kin (every
+    arity of a tree's node function, e.g. ``tree: node=tanh, seed=0``; a
+    family without an arity is its own kin).
+
+    Args:
+        target: a target spec string.
+
+    Returns:
+        str, or None for a target without a depth family.
+    """
+    fam = selection.family_of(target)
+    return selection.family_label({k: v for k, v in fam.items() if k != "arity"}) if fam else None
 
 
 def median_log(record: dict) -> tuple:
@@ -632,7 +651,7 @@ def _loo_row(pt: Point, law: dict, eps: float, kernel_fn) -> dict:
     return row
 
 
-def leave_one_out(points, kernel_fn=kernel_theory, fit=None) -> list[dict]:
+def leave_one_out(points, kernel_fn=kernel_theory, fit=None, held=None) -> list[dict]:
     """Each family held out in turn (all its architecture variants): for
     each eps of it, the law fitted on the other families' points at that eps
     only, the held-out family's points predicted and compared.
@@ -642,6 +661,8 @@ def leave_one_out(points, kernel_fn=kernel_theory, fit=None) -> list[dict]:
             without a net search are not predicted here).
         kernel_fn: (target, arch, eps) -> ``kernel_theory``'s dict.
         fit: the law fitter (default ``fit_law``; a test may watch it).
+        held: Point -> the key held out together (default its family;
+            ``kin_of`` holds out every arity of a node function at once).
 
     Returns:
         list of rows, one per predicted point: ``group``, ``family``,
@@ -653,15 +674,16 @@ def leave_one_out(points, kernel_fn=kernel_theory, fit=None) -> list[dict]:
         points elsewhere) has no row.
     """
     fit = fit or fit_law
+    held = held or (lambda pt: pt.family)
     rows = []
     points = [pt for pt in points if pt.net is not None]
-    for fam, level in sorted({(pt.family, pt.eps) for pt in points}):
+    for key, level in sorted({(held(pt), pt.eps) for pt in points}):
         at = [pt for pt in points if abs(pt.eps - level) <= selection.EPS_TOL]
         try:
-            law = fit([pt for pt in at if pt.family != fam])
+            law = fit([pt for pt in at if held(pt) != key])
         except UsageError:
             continue
-        rows += [_loo_row(pt, law, level, kernel_fn) for pt in at if pt.family == fam]
+        rows += [_loo_row(pt, law, level, kernel_fn) for pt in at if held(pt) == key]
     return rows
 
 
@@ -726,10 +748,37 @@ def e10_rows(sources: tuple, eps: tuple, profile: str | None) -> tuple:
     return tuple(points), tuple(leave_one_out(points, kern)), tuple(kernel_rows(points, kern))
 
 
+def _no_theory(*_) -> dict:
+    """A kernel prediction left out (the node-function hold-out scores nets only)."""
+    return {"n_star": None, "censored": False, "theory_valid": False}
+
+
+@functools.lru_cache(maxsize=8)
+def e10_kin_rows(sources: tuple, eps: tuple, profile: str | None) -> tuple:
+    """E10-net's sensitivity rows: leave-one-out holding out a node function
+    with all its arities (``kin_of``), so that no sibling of another arity
+    stays in the fit; net side only.
+
+    Args:
+        sources, eps, profile: as ``e10_rows``.
+
+    Returns:
+        tuple of leave-one-out rows (kernel fields None).
+    """
+    points = e10_rows(sources, eps, profile)[0]
+    return tuple(leave_one_out(points, _no_theory, held=lambda pt: kin_of(pt.target)))
+
+
 def _rows(params: dict, which: int = 0) -> list[dict]:
     """E10's leave-one-out rows (``which`` 0) or kernel rows (1)."""
     sources = tuple(params.get("sources", SOURCES))
     return list(e10_rows(sources, eps_levels(params["eps"]), config.profile())[1 + which])
+
+
+def _kin_rows(params: dict) -> list[dict]:
+    """E10-net's sensitivity rows (``e10_kin_rows``) for the claim's params."""
+    sources = tuple(params.get("sources", SOURCES))
+    return list(e10_kin_rows(sources, eps_levels(params["eps"]), config.profile()))
 
 
 def unit_of(row: dict) -> tuple:
@@ -771,13 +820,15 @@ def _unit_shares(rows, key, hit) -> tuple[float, int]:
     return sum(sum(map(hit, us)) / len(us) for us in units.values()), len(units)
 
 
-def _median_claim(name: str, rows: list, dist, rule: dict, key=unit_of) -> rules.Measured:
-    """Median and order-statistic CI over units (``key``) of log10 distance
-    intervals, a unit's interval the median of its rows' (``dist(row)``):
-    the lower end from their lower ends, the upper from their upper ends (a
-    censored row can only widen it)."""
+def _median_claim(
+    name: str, rows: list, dist, rule: dict, key=unit_of, what: str | None = None
+) -> rules.Measured:
+    """Median and order-statistic CI over units (``key``, named ``what``) of
+    log10 distance intervals, a unit's interval the median of its rows'
+    (``dist(row)``): the lower end from their lower ends, the upper from
+    their upper ends (a censored row can only widen it)."""
     units = _by_unit(rows, key)
-    what = "(family, depth) units" if key is unit_of else "families"
+    what = what or ("(family, depth) units" if key is unit_of else "families")
     if not units:
         return rules.Measured(None, detail=f"{name}: no scored point", verdict=rules.INCONCLUSIVE)
     sets = [
@@ -833,7 +884,10 @@ def e10_kernel(params: dict, experiment: str) -> rules.Measured:
 def e10_net(params: dict, experiment: str) -> rules.Measured:
     """E10-net: median over families of |log10(law n* / measured net n*)|
     (a family's value the median over its depths and variants), the law
-    fitted without the family.
+    fitted without the family. The detail adds a sensitivity check that
+    decides nothing: each node function held out with all its arities
+    (``e10_kin_rows``), since a family is one arity and its siblings of
+    other arities stay in its fit.
 
     Args:
         params: the claim's params (``eps``, ``sources``, ``rule``).
@@ -842,13 +896,31 @@ def e10_net(params: dict, experiment: str) -> rules.Measured:
     Returns:
         Measured.
     """
-    return _median_claim(
-        "|log10 net pred/measured|",
-        _rows(params),
-        lambda r: distance(r["net_pred"], r["net"]),
-        params["rule"],
-        key=family_of_row,
+    rule = params["rule"]
+    out = _median_claim(
+        "|log10 net pred/measured|", _rows(params), _net_distance, rule, family_of_row
     )
+    check = _median_claim(
+        "sensitivity, each node function held out with all its arities",
+        _kin_rows(params), _net_distance, rule, key=lambda r: (kin_of(r["target"]),),
+        what="node functions",
+    )  # fmt: skip
+    ci = _ci_text(check)
+    out.detail += f"; {check.detail}" + (f", CI {ci}" if ci else "")
+    return out
+
+
+def _net_distance(row: dict) -> tuple:
+    """A leave-one-out row's |log10 law / measured net n*| interval."""
+    return distance(row["net_pred"], row["net"])
+
+
+def _ci_text(m: rules.Measured) -> str:
+    """A Measured's CI as [lo, hi] (open ends as -inf / inf), "" without one."""
+    if m.lo is None and m.hi is None and not m.hi_censored:
+        return ""
+    lo = "-inf" if m.lo is None else f"{m.lo:.3g}"
+    return f"[{lo}, {'inf' if m.hi is None else f'{m.hi:.3g}'}]"
 
 
 #: the most units ``_fewest_to_support`` looks through
