@@ -166,19 +166,47 @@ def test_the_counts_the_config_states(profile, claim, count):
     assert _units(profile, claim) == count
 
 
-def _split_of(cell) -> tuple:
-    """What makes a search's data: its method, predictor, target, seeds and split."""
-    keys = ("method", "arch", "target", "eps", "seeds", "n_max", "n_test")
+def _data_of(cell) -> tuple:
+    """What fixes a search's data and target: its method, predictor, target,
+    level, seeds, search range and split (not a net's training budget,
+    which full sets to E4's full one)."""
+    keys = ("method", "arch", "target", "eps", "seeds", "n_min", "n_max", "n_test", "resolution")
     return tuple(str(cell.get(k)) for k in keys)
+
+
+BUDGET = ("width", "lr", "steps", "batch", "eval_every", "patience")
+
+
+def _expand(name: str, profile: str) -> list[dict]:
+    cfg = runs_config.load_config(os.path.join(ROOT, "experiments", f"{name}.toml"))
+    return runs_config.expand(cfg, profile, validate=False)
 
 
 def test_full_repeats_every_paper_cell_of_e10_but_those_e4_full_holds():
     # full does not include paper (a profile is its own grid): the copies must not drift
-    cfg = runs_config.load_config(CONFIG)
-    paper = {_split_of(c) for c in runs_config.expand(cfg, "paper", validate=False)}
-    full = {_split_of(c) for c in runs_config.expand(cfg, "full", validate=False)}
+    paper = {_data_of(c) for c in _expand("e10_predict", "paper")}
+    full = {_data_of(c) for c in _expand("e10_predict", "full")}
     missing = paper - full
     assert missing and all("arity=2,node=linear-plus" in m[2] for m in missing)
-    e4 = runs_config.load_config(os.path.join(ROOT, "experiments", "e4_trees.toml"))
-    e4_full = {(c["method"], c["target"]) for c in runs_config.expand(e4, "full", validate=False)}
-    assert all((m[0], m[2]) in e4_full for m in missing)
+    e4 = {
+        (c["method"], c["arch"], c["target"], c["eps"])
+        for c in _expand("e4_trees", "full")
+        if c["method"] in ("net_search", "ntk_search")
+    }
+    assert all((m[0], m[1], m[2], float(m[3])) in e4 for m in missing)
+
+
+def test_full_trains_e10_nets_at_e4_full_budget():
+    # E4's full tree nets: one design budget (5,000 steps) and its reruns at another
+    e4 = collections.Counter(
+        tuple(str(c.get(k)) for k in BUDGET)
+        for c in _expand("e4_trees", "full")
+        if c["method"] == "net_search" and c["arch"].startswith("tree:arity")
+    )
+    e10 = {
+        tuple(str(c.get(k)) for k in BUDGET)
+        for c in _expand("e10_predict", "full")
+        if c["method"] == "net_search"
+    }
+    design = e4.most_common(1)[0][0]
+    assert e10 == {design} and design[BUDGET.index("steps")] == "5000"

@@ -320,6 +320,25 @@ def test_coverage_counts_families_and_median_claims_count_family_depth_units(mon
     assert net.detail.endswith("held out with all its arities: no scored point")
 
 
+@pytest.mark.parametrize("off", [1.0, 100.0])
+def test_the_node_function_sensitivity_is_reported_and_decides_nothing(monkeypatch, off):
+    # eight families predicted exactly by the family hold-out; the node-function hold-out's
+    # rows are `off` times off (log10 100 = 2 decades would flip the verdict)
+    def row(fam, pred):
+        return {"family": fam, "C": 7, "eps": 0.1, "net": (math.log(50.0),) * 2, "net_pred": pred}
+
+    fams = [f"f{i}" for i in range(8)]
+    monkeypatch.setattr(P, "_rows", lambda params: [row(f, 50.0) for f in fams])
+    monkeypatch.setattr(P, "_kin_rows", lambda params: [row(f, 50.0 * off) for f in fams])
+    net = P.e10_net({"rule": {"kind": "below", "threshold": 0.47712}}, "e10_predict")
+    assert net.verdict == rules.SUPPORTED and net.hi == pytest.approx(0.0, abs=1e-12)
+    d = math.log10(off)
+    assert net.detail.endswith(
+        f"held out with all its arities: median in [{d:.3g}, {d:.3g}] over 8 families (8 points:"
+        f" depths and architecture variants), CI [{d:.3g}, {d:.3g}]"
+    )
+
+
 def test_kernel_claim_units_a_censored_variant_and_the_n_max_scope(monkeypatch):
     def row(fam, C, pred, lo, hi, n_max=4096.0, valid=True):
         return {
