@@ -177,6 +177,10 @@ def _data_of(cell) -> tuple:
 BUDGET = ("width", "lr", "steps", "batch", "eval_every", "patience")
 
 
+def _budget(cell) -> tuple:
+    return tuple(str(cell.get(k)) for k in BUDGET)
+
+
 def _expand(name: str, profile: str) -> list[dict]:
     cfg = runs_config.load_config(os.path.join(ROOT, "experiments", f"{name}.toml"))
     return runs_config.expand(cfg, profile, validate=False)
@@ -199,14 +203,10 @@ def test_full_repeats_every_paper_cell_of_e10_but_those_e4_full_holds():
 def test_full_trains_e10_nets_at_e4_full_budget():
     # E4's full tree nets: one design budget (5,000 steps) and its reruns at another
     e4 = collections.Counter(
-        tuple(str(c.get(k)) for k in BUDGET)
+        _budget(c)
         for c in _expand("e4_trees", "full")
         if c["method"] == "net_search" and c["arch"].startswith("tree:arity")
     )
-    e10 = {
-        tuple(str(c.get(k)) for k in BUDGET)
-        for c in _expand("e10_predict", "full")
-        if c["method"] == "net_search"
-    }
+    e10 = {_budget(c) for c in _expand("e10_predict", "full") if c["method"] == "net_search"}
     design = e4.most_common(1)[0][0]
     assert e10 == {design} and design[BUDGET.index("steps")] == "5000"

@@ -678,14 +678,14 @@ def leave_one_out(points, kernel_fn=kernel_theory, fit=None, held=None) -> list[
     fit = fit or fit_law
     held = held or (lambda pt: pt.family)
     rows = []
-    points = [pt for pt in points if pt.net is not None]
-    for key, level in sorted({(held(pt), pt.eps) for pt in points}):
-        at = [pt for pt in points if abs(pt.eps - level) <= selection.EPS_TOL]
+    keyed = [(held(pt), pt) for pt in points if pt.net is not None]  # each key once
+    for key, level in sorted({(k, pt.eps) for k, pt in keyed}):
+        at = [(k, pt) for k, pt in keyed if abs(pt.eps - level) <= selection.EPS_TOL]
         try:
-            law = fit([pt for pt in at if held(pt) != key])
+            law = fit([pt for k, pt in at if k != key])
         except UsageError:
             continue
-        rows += [_loo_row(pt, law, level, kernel_fn) for pt in at if held(pt) == key]
+        rows += [_loo_row(pt, law, level, kernel_fn) for k, pt in at if k == key]
     return rows
 
 
@@ -772,16 +772,19 @@ def e10_kin_rows(sources: tuple, eps: tuple, profile: str | None) -> tuple:
     return tuple(leave_one_out(points, _no_theory, held=lambda pt: kin_of(pt.target)))
 
 
+def _read(params: dict) -> tuple:
+    """(sources, eps levels, profile): what a claim's rows are read from."""
+    return tuple(params.get("sources", SOURCES)), eps_levels(params["eps"]), config.profile()
+
+
 def _rows(params: dict, which: int = 0) -> list[dict]:
     """E10's leave-one-out rows (``which`` 0) or kernel rows (1)."""
-    sources = tuple(params.get("sources", SOURCES))
-    return list(e10_rows(sources, eps_levels(params["eps"]), config.profile())[1 + which])
+    return list(e10_rows(*_read(params))[1 + which])
 
 
 def _kin_rows(params: dict) -> list[dict]:
     """E10-net's sensitivity rows (``e10_kin_rows``) for the claim's params."""
-    sources = tuple(params.get("sources", SOURCES))
-    return list(e10_kin_rows(sources, eps_levels(params["eps"]), config.profile()))
+    return list(e10_kin_rows(*_read(params)))
 
 
 def unit_of(row: dict) -> tuple:
