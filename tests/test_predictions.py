@@ -522,3 +522,38 @@ def test_the_node_function_hold_out_drops_every_arity_of_the_held_node(root):
     seen.clear()
     P.leave_one_out(points, _fake_kernel, fit=spy)  # by family: the sibling stays in
     assert len(seen) == 4 and all(P.kin_of(_target("parity", 2)) in fitted for fitted in seen)
+
+
+@pytest.mark.parametrize(
+    "off, verdict", [(1.0, rules.SUPPORTED), (2.0, rules.SUPPORTED), (5.0, rules.NOT_SUPPORTED)]
+)
+def test_net_claim_reads_what_the_planted_law_errors_give(monkeypatch, off, verdict):
+    # eight families each predicted `off` times their measured net n*, against log10 3
+    def row(fam):
+        return {
+            "family": fam,
+            "C": 7,
+            "eps": 0.1,
+            "net": (math.log(40.0),) * 2,
+            "net_pred": 40 * off,
+        }
+
+    rows = [row(f"f{i}") for i in range(8)]
+    monkeypatch.setattr(P, "_rows", lambda params: rows)
+    monkeypatch.setattr(P, "_kin_rows", lambda params: rows)
+    net = P.e10_net({"rule": {"kind": "below", "threshold": 0.47712}}, "e10_predict")
+    assert net.verdict == verdict and net.lo == pytest.approx(math.log10(off), abs=1e-9)
+
+
+@pytest.mark.parametrize("right, verdict", [(20, rules.SUPPORTED), (10, rules.NOT_SUPPORTED)])
+def test_winner_claim_reads_what_the_planted_winners_give(monkeypatch, right, verdict):
+    # 20 decided units, `right` of them predicted right: 20/20 has a Clopper-Pearson lower end
+    # 0.84 > 0.8; 10/20 an upper end 0.73 < 0.8
+    rows = [
+        {"family": f"f{i}", "C": 7, "eps": 0.1, "winner_measured": "net",
+         "winner_pred": "net" if i < right else "kernel"}
+        for i in range(20)
+    ]  # fmt: skip
+    monkeypatch.setattr(P, "_rows", lambda params: rows)
+    m = P.e10_winner({"rule": {"kind": "above", "threshold": 0.8}}, "e10_predict")
+    assert m.verdict == verdict and m.value == pytest.approx(right / 20)
