@@ -298,7 +298,8 @@ def summary_lines(claims, profile):
         "statistic, described in 'value is' with its unit in 'unit'; CI: its confidence "
         "interval ('open': censoring left that end unbounded; 'not estimable': the data give no "
         "such end); robustness: the verdict again at eps = 0.05 and with twice the net's step "
-        "budget at the deepest depth ('not run' when this profile holds no such reruns).",
+        "budget at the deepest depth ('not run' when this profile holds no such reruns; E10's "
+        "claims: with each net pair's largest stored budget, and no eps recheck).",
         "",
         *SUMMARY_HEAD,
         *map(summary_row, claims),

@@ -145,7 +145,7 @@ def test_each_claim_names_the_smallest_profile_that_holds_its_units(claim):
 
 
 #: claims no profile holds enough units for (experiments/e10_predict.toml would say so);
-#: none since the config's full-only families (E10-coverage: paper 10 families, full 19)
+#: none since the config's one-depth families (E10-coverage: paper 19 families, full 24)
 SHORT_EVERYWHERE: set = set()
 
 
@@ -153,13 +153,13 @@ SHORT_EVERYWHERE: set = set()
     "profile,claim,count",
     [
         # experiments/e10_predict.toml's header states these
-        ("paper", "E10-net", 10),
-        ("paper", "E10-kernel", 9),
-        ("paper", "E10-winner", 22),
-        ("paper", "E10-coverage", 10),
-        ("full", "E10-net", 19),
-        ("full", "E10-coverage", 19),
-        ("full", "E10-winner", 33),
+        ("paper", "E10-net", 19),
+        ("paper", "E10-kernel", 13),
+        ("paper", "E10-winner", 31),
+        ("paper", "E10-coverage", 19),
+        ("full", "E10-net", 24),
+        ("full", "E10-coverage", 24),
+        ("full", "E10-winner", 38),
     ],
 )
 def test_the_counts_the_config_states(profile, claim, count):

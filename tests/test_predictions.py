@@ -2,19 +2,23 @@
 brackets, per error level), leave-one-out blind to the held-out group (a
 spy on the fitter, and poisoned stored values that leave the held-out
 predictions unchanged), refusal, sealed files, censored scoring and the
-kernel side absent where no exact spectrum exists, on planted stores written
-with the store's own save."""
+kernel side absent where no exact spectrum exists, the claims' recheck with
+the larger stored budget, on planted stores written with the store's own
+save."""
 
 import math
+import os
 
 import numpy as np
 import pytest
+from conftest import ROOT
 from scipy import stats
 
 from ntkgap.errors import UsageError
+from ntkgap.runs import config as runs_config
 from ntkgap.runs import store
+from ntkgap.verdicts import claims, rules, selection
 from ntkgap.verdicts import predictions as P
-from ntkgap.verdicts import rules, selection
 
 NODES = ("parity", "tanh", "random")
 DEPTHS = (2, 3, 4)
@@ -313,6 +317,7 @@ def test_coverage_counts_families_and_median_claims_count_family_depth_units(mon
     cov = P.e10_coverage({"rule": {"kind": "equivalence", "margin": 0.15}}, "e10_predict")
     assert cov.seeds == 2 and cov.value == pytest.approx((2 / 3 + 1) / 2 - 0.95)
     assert "approximation" in cov.ci_method  # 2/3 + 1 is no whole count
+    assert "median width 0.60 decades over 4 points" in cov.detail  # log10 4 = 0.602
     net = P.e10_net({"rule": {"kind": "below", "threshold": 0.47712}}, "e10_predict")
     # two family units: a the median of (0, log10 4, 0) = 0, b 0
     assert net.seeds == 2 and net.data["sets"] == [(0.0, 0.0), (0.0, 0.0)]
@@ -487,11 +492,56 @@ def test_a_pair_reads_its_design_budget_not_the_larger_budget_rerun(root, monkey
     monkeypatch.setattr(P.store, "results", ordered)
     (pt,) = P.collect(("e4_trees",), 0.1)
     assert math.exp(pt.net[0]) == pytest.approx(100.0)
+    # the claims' budget recheck reads the rerun, and names the pair it reads differently
+    (pt,) = P.collect(("e4_trees",), 0.1, budget="max")
+    assert math.exp(pt.net[0]) == pytest.approx(300.0)
+    params = {"eps": [0.1], "sources": ["e4_trees"]}
+    assert P.larger_budgets(params) == [f"e4_trees: {_target('tanh', 3)} | tree:arity=2,L=3"]
     # more seeds still come first: a 4-seed search at the design budget loses
     cell = {**_cell("net_search", "tanh", 3), "steps": 1000, "seeds": list(range(4))}
     store.save("e4_trees", cell, {"per_seed": _per_seed(50.0)[:4]}, str(root))
     (pt,) = P.collect(("e4_trees",), 0.1)
     assert math.exp(pt.net[0]) == pytest.approx(100.0)
+
+
+def test_no_pair_with_a_second_budget_leaves_the_budget_recheck_empty(root):
+    _plant(root)  # one budget per pair
+    assert P.larger_budgets({"eps": [0.1], "sources": ["e4_trees"]}) == []
+
+
+E10_CLAIMS = {
+    c.id: c
+    for c in claims.parse_claims(
+        runs_config.load_config(os.path.join(ROOT, "experiments", "e10_predict.toml")), "e10"
+    )
+}
+
+
+@pytest.mark.parametrize(
+    "larger, at_max, verdict_budget, flips",
+    [
+        ([], 0.1, "not run", False),  # no rerun stored: nothing to recheck
+        (["e4_trees: t | a"], 0.1, rules.SUPPORTED, False),  # the rerun agrees
+        (["e4_trees: t | a"], 1.0, rules.NOT_SUPPORTED, True),  # the rerun flips it
+    ],
+)
+def test_e10_claims_are_rechecked_with_the_larger_budget(
+    monkeypatch, larger, at_max, verdict_budget, flips
+):
+    # a stand-in statistic: median distance 0.1 decades at the design budget, `at_max` at
+    # the larger one, CI +-0.05, against E10-net's threshold log10 3 = 0.477
+    def stat(params, experiment):
+        v = at_max if params.get("budget") == "max" else 0.1
+        return rules.Measured(v, v - 0.05, v + 0.05, seeds=9)
+
+    monkeypatch.setenv("NTKGAP_PROFILE", "paper")  # E10-net's deciding profile
+    monkeypatch.setitem(claims.STATISTICS, "e10_net", stat)
+    monkeypatch.setattr(P, "larger_budgets", lambda params: larger)
+    out = claims.evaluate(E10_CLAIMS["E10-net"], "e10_predict")
+    r = out["robustness"]
+    assert out["verdict"] == rules.SUPPORTED and r["verdict_eps"] == "not run"
+    assert r["verdict_budget"] == verdict_budget and r["flips"] is flips
+    assert ("e4_trees: t | a" in r["budget"]) == bool(larger)
 
 
 def test_the_node_function_hold_out_drops_every_arity_of_the_held_node(root):

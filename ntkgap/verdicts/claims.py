@@ -232,6 +232,8 @@ def evaluate(claim: rules.Claim, experiment: str) -> dict:
         out["depths_bounded"] = m.depths_bounded or 0
     if claim.statistic == "nstar_ratio_growth" and "family" in claim.params:
         out["robustness"] = robustness(claim, experiment, out["verdict"])
+    if claim.statistic in E10_STATISTICS:
+        out["robustness"] = e10_robustness(claim, experiment, out["verdict"])
     if claim.expect is not None:
         out["control"] = rules.control_check(claim.rule, m, out["verdict"], claim.expect)
         out["detail"] += f"; negative control: {out['control']['text']}"
@@ -274,6 +276,37 @@ def robustness(claim: rules.Claim, experiment: str, verdict: str) -> dict:
         "eps": ROBUST_EPS, "verdict_eps": v_eps,
         "budget": "the B side's largest stored step budget (" + (", ".join(larger) or "none") + ")",
         "verdict_budget": v_budget, "flips": any(v != verdict for v in ran),
+    }  # fmt: skip
+
+
+#: E10's claims (ntkgap.verdicts.predictions), rechecked by ``e10_robustness``
+E10_STATISTICS = ("e10_kernel", "e10_net", "e10_winner", "e10_coverage")
+
+
+def e10_robustness(claim: rules.Claim, experiment: str, verdict: str) -> dict:
+    """An E10 claim's verdict again with each net pair's largest stored step
+    budget (the sources' robustness reruns, e.g. E4's twice-the-steps nets at
+    L = 5); "not run" where no pair has one. The second error level is "not
+    run": E10 reads each source at its own levels (``params.eps``), and no
+    source holds a leave-one-family-out's worth of families at ``ROBUST_EPS``.
+
+    Args:
+        claim: a parsed E10 claim.
+        experiment: the experiment's name.
+        verdict: the claim's own verdict.
+
+    Returns:
+        dict with ``robustness``'s keys.
+    """
+    p = dict(claim.params, rule=claim.rule)
+    larger = predictions.larger_budgets(p)
+    v_budget = rules.decide(claim.rule, STATISTICS[claim.statistic](
+        dict(p, budget="max"), experiment)) if larger else "not run"  # fmt: skip
+    return {
+        "eps": ROBUST_EPS, "verdict_eps": "not run",
+        "budget": "each net pair's largest stored step budget ("
+        + ("; ".join(larger) or "none") + ")",
+        "verdict_budget": v_budget, "flips": v_budget not in ("not run", verdict),
     }  # fmt: skip
 
 

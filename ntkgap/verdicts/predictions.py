@@ -164,23 +164,26 @@ def median_log(record: dict) -> tuple:
     return tuple(intervals.median_ci(sets, min_seeds=INF)["median"])
 
 
-def _preference(found) -> tuple:
-    """A stored search's rank among those of one pair: more seeds first, then
-    the smaller training budget (the design's own; a larger one is a
-    robustness rerun, e.g. E4's twice-the-steps net at L = 5)."""
+def _preference(found, budget: str = "base") -> tuple:
+    """A stored search's rank among those of one pair. ``"base"``: more seeds
+    first, then the smaller training budget (the design's own; a larger one is
+    a robustness rerun, e.g. E4's twice-the-steps net at L = 5). ``"max"``
+    (the claims' budget recheck): the larger budget first, then more seeds."""
     cell, res = found
-    return len(res["per_seed"]), -cell.get("steps", 0)
+    seeds, steps = len(res["per_seed"]), cell.get("steps", 0)
+    return (steps, seeds) if budget == "max" else (seeds, -steps)
 
 
-def _searches(experiment, method, eps, profile):
+def _searches(experiment, method, eps, profile, budget: str = "base"):
     """{(target, arch): (cell, result)} of one search method at eps, ridgeless;
     of several stored searches of one pair, the first by ``_preference``
     (the last stored among equals)."""
     out = {}
+    rank = functools.partial(_preference, budget=budget)
     for cell, res in store.results(experiment, method, profile=profile):
         if selection.at(cell, eps) and family_label(cell["target"]) is not None:
             old = out.get((cell["target"], cell["arch"]))
-            if old is None or _preference((cell, res)) >= _preference(old):
+            if old is None or rank((cell, res)) >= rank(old):
                 out[(cell["target"], cell["arch"])] = (cell, res)
     return out
 
@@ -197,7 +200,9 @@ def eps_levels(eps) -> tuple:
     return tuple(float(e) for e in eps) if isinstance(eps, (list, tuple)) else (float(eps),)
 
 
-def collect(sources=SOURCES, eps=0.1, *, profile: str | None = None) -> list[Point]:
+def collect(
+    sources=SOURCES, eps=0.1, *, profile: str | None = None, budget: str = "base"
+) -> list[Point]:
     """Every stored (group, depth) with a net search or an own-kernel search
     at ``eps``.
 
@@ -206,6 +211,7 @@ def collect(sources=SOURCES, eps=0.1, *, profile: str | None = None) -> list[Poi
         eps: the error level of the searches, or a list of levels (each
             point carries its own).
         profile: as ``store.results``.
+        budget: which of a pair's stored searches (``_preference``).
 
     Returns:
         list of Point, in level, source and storage order: those with a net
@@ -215,7 +221,7 @@ def collect(sources=SOURCES, eps=0.1, *, profile: str | None = None) -> list[Poi
     points = []
     for level, exp in ((e, x) for e in eps_levels(eps) for x in sources):
         kern = _searches(exp, KERNEL_METHOD, level, profile)
-        nets = _searches(exp, NET_METHOD, level, profile)
+        nets = _searches(exp, NET_METHOD, level, profile, budget)
         for pair in [*nets, *(k for k in kern if k not in nets)]:
             net, k = nets.get(pair), kern.get(pair)
             target, arch = pair
@@ -727,7 +733,7 @@ def kernel_rows(points, kernel_fn=kernel_theory) -> list[dict]:
 
 
 @functools.lru_cache(maxsize=8)
-def e10_rows(sources: tuple, eps: tuple, profile: str | None) -> tuple:
+def e10_rows(sources: tuple, eps: tuple, profile: str | None, budget: str = "base") -> tuple:
     """E10's points and rows from the stored results, computed once for the
     four claims and the figure.
 
@@ -735,11 +741,12 @@ def e10_rows(sources: tuple, eps: tuple, profile: str | None) -> tuple:
         sources: experiment names (a tuple: the result is cached).
         eps: the levels (``eps_levels``).
         profile: as ``store.results`` (the claims pass ``config.profile()``).
+        budget: which of a pair's stored net searches (``_preference``).
 
     Returns:
         (points, leave-one-out rows, kernel rows), each a tuple.
     """
-    points = collect(sources, eps, profile=profile)
+    points = collect(sources, eps, profile=profile, budget=budget)
     memo: dict = {}
 
     def kern(*key):  # one theory per (target, arch, eps) for both row kinds
@@ -755,26 +762,50 @@ def _no_theory(*_) -> dict:
     return {"n_star": None, "censored": False, "theory_valid": False}
 
 
-def e10_kin_rows(sources: tuple, eps: tuple, profile: str | None) -> tuple:
+def e10_kin_rows(sources: tuple, eps: tuple, profile: str | None, budget: str = "base") -> tuple:
     """E10-net's sensitivity rows: leave-one-out holding out a node function
     with all its arities (``kin_of``), so that no sibling of another arity
     stays in the fit; net side only (not cached: the points are ``e10_rows``'s
     and the fits take milliseconds).
 
     Args:
-        sources, eps, profile: as ``e10_rows``.
+        sources, eps, profile, budget: as ``e10_rows``.
 
     Returns:
         tuple of leave-one-out rows, scored as ``e10_net``'s (by family); no
         kernel theory (``kernel_pred`` and ``winner_pred`` None).
     """
-    points = e10_rows(sources, eps, profile)[0]
+    points = e10_rows(sources, eps, profile, budget)[0]
     return tuple(leave_one_out(points, _no_theory, held=lambda pt: kin_of(pt.target)))
 
 
 def _read(params: dict) -> tuple:
-    """(sources, eps levels, profile): what a claim's rows are read from."""
-    return tuple(params.get("sources", SOURCES)), eps_levels(params["eps"]), config.profile()
+    """(sources, eps levels, profile, budget): what a claim's rows are read
+    from (``budget``: ``"base"`` unless the claims' recheck asks ``"max"``)."""
+    sources = tuple(params.get("sources", SOURCES))
+    return sources, eps_levels(params["eps"]), config.profile(), params.get("budget", "base")
+
+
+def larger_budgets(params: dict) -> list[str]:
+    """The net pairs the claims' budget recheck reads differently: those with
+    stored searches at more than one step budget (a source's robustness
+    reruns), each as "experiment: target | arch".
+
+    Args:
+        params: a claim's params (``sources``, ``eps``).
+
+    Returns:
+        list of str, in source, level and storage order.
+    """
+    sources, levels, profile, _ = _read(params)
+    out = []
+    for exp, level in ((x, e) for x in sources for e in levels):
+        steps: dict = {}
+        for cell, _res in store.results(exp, NET_METHOD, profile=profile):
+            if selection.at(cell, level) and family_label(cell["target"]) is not None:
+                steps.setdefault((cell["target"], cell["arch"]), set()).add(cell.get("steps", 0))
+        out += [f"{exp}: {t} | {a}" for (t, a), ks in steps.items() if len(ks) > 1]
+    return out
 
 
 def _rows(params: dict, which: int = 0) -> list[dict]:
@@ -1027,5 +1058,13 @@ def e10_coverage(params: dict, experiment: str) -> rules.Measured:
         Measured (value coverage - nominal; Clopper-Pearson CI on the
         per-family count).
     """
-    k, m = _unit_shares(_rows(params), family_of_row, lambda r: covers(r["net_interval"], r["net"]))
-    return _binomial("families' coverage", k, m, params["rule"], shift=PI_LEVEL)
+    rows = _rows(params)
+    k, m = _unit_shares(rows, family_of_row, lambda r: covers(r["net_interval"], r["net"]))
+    out = _binomial("families' coverage", k, m, params["rule"], shift=PI_LEVEL)
+    if rows:  # how much a covered point says: a wide interval covers cheaply
+        width = float(np.median([math.log10(b / a) for a, b in (r["net_interval"] for r in rows)]))
+        out.detail += (
+            f"; the intervals' median width {width:.2f} decades over {len(rows)} points"
+            " (E10-net's distance says how near the law's point lies)"
+        )
+    return out
