@@ -173,7 +173,8 @@ def robust_text(c):
     r = c.get("robustness")
     if not r:
         return "-"
-    return f"eps {r['eps']}: {r['verdict_eps']}; 2x budget: {r['verdict_budget']}" + (
+    label = r.get("label", "2x budget")
+    return f"eps {r['eps']}: {r['verdict_eps']}; {label}: {r['verdict_budget']}" + (
         " (**flips**)" if r["flips"] else ""
     )
 

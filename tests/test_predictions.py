@@ -317,12 +317,62 @@ def test_coverage_counts_families_and_median_claims_count_family_depth_units(mon
     cov = P.e10_coverage({"rule": {"kind": "equivalence", "margin": 0.15}}, "e10_predict")
     assert cov.seeds == 2 and cov.value == pytest.approx((2 / 3 + 1) / 2 - 0.95)
     assert "approximation" in cov.ci_method  # 2/3 + 1 is no whole count
-    assert "median width 0.60 decades over 4 points" in cov.detail  # log10 4 = 0.602
+    assert "0 of 4 points undetermined" in cov.detail
+    assert "median width 0.60 decades" in cov.detail  # log10 4 = 0.602
     net = P.e10_net({"rule": {"kind": "below", "threshold": 0.47712}}, "e10_predict")
     # two family units: a the median of (0, log10 4, 0) = 0, b 0
     assert net.seeds == 2 and net.data["sets"] == [(0.0, 0.0), (0.0, 0.0)]
     assert "over 2 families (4 points" in net.detail and "2 families, no CI" in net.detail
     assert net.detail.endswith("held out with all its arities: no scored point")
+
+
+@pytest.mark.parametrize(
+    "measured, state",
+    [
+        ((50.0, 50.0), True),  # resolved inside [10, 1000]
+        ((5.0, 5.0), False),  # resolved below
+        ((2000.0, math.inf), False),  # censored above the interval's upper end: a miss
+        ((500.0, math.inf), None),  # censored inside: the truth may lie above 1000
+        ((8.0, 12.0), None),  # a bracket across the lower end
+    ],
+)
+def test_coverage_state_reads_censored_bounds_as_bounds(measured, state):
+    iv = tuple(math.log(x) for x in measured)
+    assert P.coverage_state([10.0, 1000.0], iv) is state
+    assert P.covers([10.0, 1000.0], iv) is (state is not False)  # the sealed score's reading
+
+
+def _coverage_rows(covered: int, missed: int, censored: int = 0) -> list[dict]:
+    """One point per family, prediction interval [10, 1000]: inside, far
+    below, or censored at 500 (undetermined)."""
+    kinds = [(50.0, 50.0)] * covered + [(1.0, 1.0)] * missed + [(500.0, math.inf)] * censored
+    return [
+        {"family": f"f{i}", "group": f"f{i}|a", "C": 7, "eps": 0.1, "net_pred": 100.0,
+         "net": tuple(math.log(x) for x in m), "net_interval": [10.0, 1000.0]}
+        for i, m in enumerate(kinds)
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "covered, missed, censored, verdict, k",
+    [
+        (20, 0, 0, rules.SUPPORTED, (20, 20)),  # CP lower 0.83 >= 0.80
+        (10, 10, 0, rules.NOT_SUPPORTED, (10, 10)),  # CP upper 0.73 < 0.80
+        (14, 0, 6, rules.INCONCLUSIVE, (14, 20)),  # six bounds: 14 to 20 of 20
+    ],
+)
+def test_coverage_reads_what_the_planted_counts_give(
+    monkeypatch, covered, missed, censored, verdict, k
+):
+    # against the config's rule (+-0.15 around 0.95); the CI from the bounded count's ends
+    monkeypatch.setattr(P, "_rows", lambda params: _coverage_rows(covered, missed, censored))
+    cov = P.e10_coverage({"rule": {"kind": "equivalence", "margin": 0.15}}, "e10_predict")
+    assert cov.verdict.startswith(verdict) and cov.seeds == 20
+    assert cov.lo == pytest.approx(stats.beta.ppf(0.025, k[0], 21 - k[0]) - 0.95)
+    hi = 1.0 if k[1] == 20 else stats.beta.ppf(0.975, k[1] + 1, 20 - k[1])
+    assert cov.hi == pytest.approx(hi - 0.95)
+    assert (cov.value is None) == (censored > 0)
+    assert f"{censored} of 20 points undetermined" in cov.detail
 
 
 @pytest.mark.parametrize("off", [1.0, 100.0])
@@ -340,7 +390,8 @@ def test_the_node_function_sensitivity_is_reported_and_decides_nothing(monkeypat
     d = math.log10(off)
     assert net.detail.endswith(
         f"held out with all its arities: median in [{d:.3g}, {d:.3g}] over 8 families (8 points:"
-        f" depths and architecture variants), CI [{d:.3g}, {d:.3g}]"
+        f" depths and architecture variants; 0 of the 8 open above: censored),"
+        f" CI [{d:.3g}, {d:.3g}]"
     )
 
 
@@ -542,6 +593,38 @@ def test_e10_claims_are_rechecked_with_the_larger_budget(
     assert out["verdict"] == rules.SUPPORTED and r["verdict_eps"] == "not run"
     assert r["verdict_budget"] == verdict_budget and r["flips"] is flips
     assert ("e4_trees: t | a" in r["budget"]) == bool(larger)
+
+
+def test_e10_kernel_has_no_budget_recheck(monkeypatch):
+    # kernel rows read no net search: the recheck is not applicable, never a copy of the verdict
+    monkeypatch.setenv("NTKGAP_PROFILE", "paper")
+    monkeypatch.setitem(claims.STATISTICS, "e10_kernel", lambda p, e: rules.Measured(0.1, 0, 0.2))
+    monkeypatch.setattr(P, "larger_budgets", lambda params: ["e4_trees: t | a"])
+    r = claims.evaluate(E10_CLAIMS["E10-kernel"], "e10_predict")["robustness"]
+    assert r["verdict_budget"] == "not applicable" and r["flips"] is False
+
+
+def test_the_budget_recheck_reaches_the_rows_through_the_claims_params(root):
+    # planted law; the tanh family's L = 3 net also stored at twice the steps, 10x slower to
+    # learn: the claims' rows read it only under the recheck's budget="max"
+    _plant(root)
+    (design,) = [
+        c for c, _ in store.results("e4_trees", "net_search") if c["target"] == _target("tanh", 3)
+    ]
+    rerun = {**_cell("net_search", "tanh", 3), "steps": 2 * design["steps"]}  # the filled default
+    store.save("e4_trees", rerun, {"per_seed": _per_seed(50.0 * C_OF[3] ** 0.8)}, str(root))
+    params = {"eps": [0.1], "sources": ["e4_trees"]}
+    P.e10_rows.cache_clear()
+    try:
+        rows = {b: P._rows(dict(params, budget=b)) for b in ("base", "max")}
+    finally:
+        P.e10_rows.cache_clear()
+    tanh3 = {
+        b: [r for r in rs if r["C"] == C_OF[3] and "tanh" in r["family"]] for b, rs in rows.items()
+    }
+    n = {b: math.exp(sum(r[0]["net"]) / 2) for b, r in tanh3.items()}
+    assert n["max"] / n["base"] == pytest.approx(10.0, rel=0.05)
+    assert len(rows["base"]) == len(rows["max"]) == len(NODES) * len(DEPTHS)
 
 
 def test_the_node_function_hold_out_drops_every_arity_of_the_held_node(root):

@@ -9,7 +9,8 @@ fitted on all families at their eps (in sample); bars: the held-out 95%
 prediction interval. A censored measurement is drawn at its bound with a
 triangle pointing the open way, a resolved one at its final bracket's
 log-scale midpoint. Below the verdicts: the counts of the claims a larger
-profile decides (in paper E10-coverage), as measured here, undecided."""
+profile decides, as measured here, undecided (none in paper: it decides all
+four)."""
 
 import style  # noqa: I001  (first: puts experiments/ on sys.path)
 import math

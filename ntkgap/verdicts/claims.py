@@ -80,10 +80,7 @@ STATISTICS: dict[str, Callable[[dict, str], rules.Measured]] = {
     "pstar_ratio": nstar_statistics.pstar_ratio,
     "after_kernel_share": mechanism.after_kernel_claim,
     "lazy_control": mechanism.lazy_control_claim,
-    "e10_kernel": predictions.e10_kernel,
-    "e10_net": predictions.e10_net,
-    "e10_winner": predictions.e10_winner,
-    "e10_coverage": predictions.e10_coverage,
+    **predictions.CLAIM_STATISTICS,
 }
 #: the depth rule of each depth-indexed statistic: the usable (resolved or
 #: bounded) depths a claim over a target ``family`` needs, whichever config
@@ -232,7 +229,7 @@ def evaluate(claim: rules.Claim, experiment: str) -> dict:
         out["depths_bounded"] = m.depths_bounded or 0
     if claim.statistic == "nstar_ratio_growth" and "family" in claim.params:
         out["robustness"] = robustness(claim, experiment, out["verdict"])
-    if claim.statistic in E10_STATISTICS:
+    if claim.statistic in predictions.CLAIM_STATISTICS:
         out["robustness"] = e10_robustness(claim, experiment, out["verdict"])
     if claim.expect is not None:
         out["control"] = rules.control_check(claim.rule, m, out["verdict"], claim.expect)
@@ -279,16 +276,13 @@ def robustness(claim: rules.Claim, experiment: str, verdict: str) -> dict:
     }  # fmt: skip
 
 
-#: E10's claims (ntkgap.verdicts.predictions), rechecked by ``e10_robustness``
-E10_STATISTICS = ("e10_kernel", "e10_net", "e10_winner", "e10_coverage")
-
-
 def e10_robustness(claim: rules.Claim, experiment: str, verdict: str) -> dict:
     """An E10 claim's verdict again with each net pair's largest stored step
     budget (the sources' robustness reruns, e.g. E4's twice-the-steps nets at
-    L = 5); "not run" where no pair has one. The second error level is "not
-    run": E10 reads each source at its own levels (``params.eps``), and no
-    source holds a leave-one-family-out's worth of families at ``ROBUST_EPS``.
+    L = 5); "not run" where no pair has one, "not applicable" for E10-kernel
+    (its rows read no net search). The second error level is "not run": E10
+    reads each source at its own levels (``params.eps``), and no source holds
+    a leave-one-family-out's worth of families at ``ROBUST_EPS``.
 
     Args:
         claim: a parsed E10 claim.
@@ -300,13 +294,19 @@ def e10_robustness(claim: rules.Claim, experiment: str, verdict: str) -> dict:
     """
     p = dict(claim.params, rule=claim.rule)
     larger = predictions.larger_budgets(p)
-    v_budget = rules.decide(claim.rule, STATISTICS[claim.statistic](
-        dict(p, budget="max"), experiment)) if larger else "not run"  # fmt: skip
+    if claim.statistic == "e10_kernel":
+        v_budget = "not applicable"
+    elif larger:
+        v_budget = rules.decide(claim.rule, STATISTICS[claim.statistic](
+            dict(p, budget="max"), experiment))  # fmt: skip
+    else:
+        v_budget = "not run"
     return {
-        "eps": ROBUST_EPS, "verdict_eps": "not run",
-        "budget": "each net pair's largest stored step budget ("
-        + ("; ".join(larger) or "none") + ")",
-        "verdict_budget": v_budget, "flips": v_budget not in ("not run", verdict),
+        "eps": ROBUST_EPS, "verdict_eps": "not run", "label": "largest stored budget",
+        "budget": f"each net pair's largest stored step budget ({len(larger)} pair(s) with a"
+        " larger one: " + ("; ".join(larger) or "none") + ")",
+        "verdict_budget": v_budget,
+        "flips": v_budget not in ("not run", "not applicable", verdict),
     }  # fmt: skip
 
 

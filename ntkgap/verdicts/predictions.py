@@ -71,7 +71,7 @@ from ntkgap import specs
 from ntkgap._infra import config
 from ntkgap._infra.files import atomic_write, dumps
 from ntkgap.errors import UsageError
-from ntkgap.runs import store
+from ntkgap.runs import scaling, store
 from ntkgap.targets import constituents, parse_target
 from ntkgap.verdicts import intervals, rules, selection
 
@@ -168,10 +168,13 @@ def _preference(found, budget: str = "base") -> tuple:
     """A stored search's rank among those of one pair. ``"base"``: more seeds
     first, then the smaller training budget (the design's own; a larger one is
     a robustness rerun, e.g. E4's twice-the-steps net at L = 5). ``"max"``
-    (the claims' budget recheck): the larger budget first, then more seeds."""
+    (the claims' budget recheck): among searches with the CI's seeds
+    (``scaling.MIN_SEEDS_FOR_CI``) the larger budget first, then more seeds."""
     cell, res = found
     seeds, steps = len(res["per_seed"]), cell.get("steps", 0)
-    return (steps, seeds) if budget == "max" else (seeds, -steps)
+    if budget == "max":
+        return seeds >= scaling.MIN_SEEDS_FOR_CI, steps, seeds
+    return seeds, -steps
 
 
 def _searches(experiment, method, eps, profile, budget: str = "base"):
@@ -572,6 +575,26 @@ def covers(interval, iv) -> bool:
     return a <= iv[1] and iv[0] <= b
 
 
+def coverage_state(interval, iv) -> bool | None:
+    """Whether a prediction interval covers a measured n*, as E10-coverage
+    counts it: a censored bound (or a bracket across an end) that overlaps
+    the interval but reaches beyond it is undetermined, since the truth may
+    lie on either side (``covers``, the sealed score's consistency, calls it
+    consistent).
+
+    Args:
+        interval: [lo, hi] natural scale.
+        iv: (lo, hi) of log measured n* (hi inf where right-censored).
+
+    Returns:
+        True inside, False disjoint, None undetermined.
+    """
+    a, b = math.log(interval[0]), math.log(interval[1])
+    if a <= iv[0] and iv[1] <= b:
+        return True
+    return False if iv[1] < a or b < iv[0] else None
+
+
 def score_against(pred: dict, net_record: dict, kernel_record: dict | None = None) -> dict:
     """Scores a prediction against the net (and kernel) searches made after it.
 
@@ -780,15 +803,19 @@ def e10_kin_rows(sources: tuple, eps: tuple, profile: str | None, budget: str = 
 
 
 def _read(params: dict) -> tuple:
-    """(sources, eps levels, profile, budget): what a claim's rows are read
-    from (``budget``: ``"base"`` unless the claims' recheck asks ``"max"``)."""
+    """The arguments of ``e10_rows`` a claim's rows are read with: (sources,
+    eps levels, profile), and the budget only where the claims' recheck asks
+    ``"max"`` (so the figure's three-argument call shares the cache)."""
     sources = tuple(params.get("sources", SOURCES))
-    return sources, eps_levels(params["eps"]), config.profile(), params.get("budget", "base")
+    budget = params.get("budget", "base")
+    return (sources, eps_levels(params["eps"]), config.profile()) + (
+        (budget,) if budget != "base" else ()
+    )
 
 
 def larger_budgets(params: dict) -> list[str]:
-    """The net pairs the claims' budget recheck reads differently: those with
-    stored searches at more than one step budget (a source's robustness
+    """The net pairs the claims' budget recheck may read differently: those
+    with stored searches at more than one step budget (a source's robustness
     reruns), each as "experiment: target | arch".
 
     Args:
@@ -797,7 +824,7 @@ def larger_budgets(params: dict) -> list[str]:
     Returns:
         list of str, in source, level and storage order.
     """
-    sources, levels, profile, _ = _read(params)
+    sources, levels, profile = _read(params)[:3]
     out = []
     for exp, level in ((x, e) for x in sources for e in levels):
         steps: dict = {}
@@ -881,7 +908,8 @@ def _median_claim(name: str, rows: list, dist, rule: dict, key=unit_of) -> rules
         ci_method=ci["method"] and ci["method"].replace("seeds", what),
         detail=f"{name}: median in [{lo:.3g}, {hi:.3g}] over {len(sets)} {what}"
         + (f" of {families} families" if key is unit_of else "")
-        + f" ({len(rows)} points: depths and architecture variants)"
+        + f" ({len(rows)} points: depths and architecture variants"
+        + f"; {sum(b == INF for _, b in sets)} of the {len(sets)} open above: censored)"
         + (f" ({ci['reason'].replace('seeds', what)})" if ci["reason"] else ""),
         hi_censored=ci["hi"] == INF,
         verdict=verdict,
@@ -993,32 +1021,37 @@ def _fewest_to_support(rule: dict, shift: float) -> int | None:
     return None
 
 
-def _binomial(name, k: float, m: int, rule: dict, shift: float = 0.0) -> rules.Measured:
+def _binomial(
+    name, k: float, m: int, rule: dict, shift: float = 0.0, k_hi: float | None = None
+) -> rules.Measured:
     """A proportion k/m with its Clopper-Pearson interval (minus ``shift``);
-    the detail says when m is too few for "supported" whatever the data."""
+    with ``k_hi`` the count is only bounded, [k, k_hi] (undetermined units),
+    the lower end from k and the upper from k_hi, no point value; the detail
+    says when m is too few for "supported" whatever the data."""
     if m == 0:
         return rules.Measured(None, detail=f"{name}: nothing scored", verdict=rules.INCONCLUSIVE)
-    lo, hi = _clopper_pearson(k, m)
-    val, lo, hi = k / m - shift, lo - shift, hi - shift
-    detail = f"{name}: {k:g} of {m}"
+    k_hi = k if k_hi is None else k_hi
+    lo, hi = _clopper_pearson(k, m)[0], _clopper_pearson(k_hi, m)[1]
+    val, lo, hi = (k / m - shift if k_hi == k else None), lo - shift, hi - shift
+    detail = f"{name}: {k:g} of {m}" if k_hi == k else f"{name}: {k:g} to {k_hi:g} of {m}"
     fewest = _fewest_to_support(rule, shift)
     if fewest is not None and m < fewest:
         detail += (
             f" (with {m}, not even the most favourable count can read supported under this"
             f" rule: that needs >= {fewest})"
         )
-    return rules.Measured(
-        val,
-        lo,
-        hi,
-        seeds=m,
-        ci_method="Clopper-Pearson 0.95 (exact binomial for a whole count; a count"
+    method = (
+        "Clopper-Pearson 0.95 (exact binomial for a whole count; a count"
         " summing per-unit shares is read as that many successes, an approximation)"
-        if k != int(k)
-        else "Clopper-Pearson 0.95 (exact binomial)",
-        detail=detail,
-        verdict=rules.rule_verdict(rule, lo, hi),
+        if k != int(k) or k_hi != int(k_hi)
+        else "Clopper-Pearson 0.95 (exact binomial)"
     )
+    if k_hi != k:
+        method += "; a count bounded by censoring: lower end from its lower count, upper from upper"
+    return rules.Measured(
+        val, lo, hi, seeds=m, ci_method=method, detail=detail,
+        verdict=rules.rule_verdict(rule, lo, hi),
+    )  # fmt: skip
 
 
 def e10_winner(params: dict, experiment: str) -> rules.Measured:
@@ -1048,7 +1081,10 @@ def e10_coverage(params: dict, experiment: str) -> rules.Measured:
     """E10-coverage: prediction-interval coverage minus its nominal level,
     counted per family (each family's share of covered points, summed over
     families, over the number of families: its depths and architecture
-    variants share the law's error).
+    variants share the law's error). A censored point overlapping its
+    interval is undetermined (``coverage_state``): the count is then a
+    bound, [covered, covered + undetermined], and the CI runs from the
+    lower count's lower end to the upper count's upper end.
 
     Args:
         params: the claim's params (``eps``, ``sources``, ``rule``).
@@ -1059,12 +1095,27 @@ def e10_coverage(params: dict, experiment: str) -> rules.Measured:
         per-family count).
     """
     rows = _rows(params)
-    k, m = _unit_shares(rows, family_of_row, lambda r: covers(r["net_interval"], r["net"]))
-    out = _binomial("families' coverage", k, m, params["rule"], shift=PI_LEVEL)
+    state = lambda r: coverage_state(r["net_interval"], r["net"])  # noqa: E731
+    k, m = _unit_shares(rows, family_of_row, lambda r: state(r) is True)
+    k_hi, _ = _unit_shares(rows, family_of_row, lambda r: state(r) is not False)
+    out = _binomial("families' coverage", k, m, params["rule"], shift=PI_LEVEL, k_hi=k_hi)
     if rows:  # how much a covered point says: a wide interval covers cheaply
         width = float(np.median([math.log10(b / a) for a, b in (r["net_interval"] for r in rows)]))
+        open_ = [r for r in rows if state(r) is None]
         out.detail += (
-            f"; the intervals' median width {width:.2f} decades over {len(rows)} points"
-            " (E10-net's distance says how near the law's point lies)"
+            f"; {len(open_)} of {len(rows)} points undetermined (a censored bound overlapping"
+            f" its interval and reaching beyond it), in {len({r['family'] for r in open_})}"
+            f" families; the intervals' median width {width:.2f} decades (coverage <= 1:"
+            " too wide an interval is never a miss; E10-net's distance says how near the"
+            " law's point lies)"
         )
     return out
+
+
+#: E10's claim statistics by name (``ntkgap.verdicts.claims.STATISTICS`` takes them from here)
+CLAIM_STATISTICS = {
+    "e10_kernel": e10_kernel,
+    "e10_net": e10_net,
+    "e10_winner": e10_winner,
+    "e10_coverage": e10_coverage,
+}
