@@ -300,7 +300,8 @@ def summary_lines(claims, profile):
         "interval ('open': censoring left that end unbounded; 'not estimable': the data give no "
         "such end); robustness: the verdict again at eps = 0.05 and with twice the net's step "
         "budget at the deepest depth ('not run' when this profile holds no such reruns; E10's "
-        "claims: with each net pair's largest stored budget, and no eps recheck).",
+        "claims: with each net pair's largest stored budget, 'not applicable' to E10-kernel, "
+        "whose rows read no net, and no eps recheck).",
         "",
         *SUMMARY_HEAD,
         *map(summary_row, claims),

@@ -17,12 +17,21 @@ from scipy import stats
 from ntkgap.errors import UsageError
 from ntkgap.runs import config as runs_config
 from ntkgap.runs import store
-from ntkgap.verdicts import claims, rules, selection
+from ntkgap.verdicts import claims, comparison, rules, selection
 from ntkgap.verdicts import predictions as P
 
 NODES = ("parity", "tanh", "random")
 DEPTHS = (2, 3, 4)
 C_OF = {2: 3, 3: 7, 4: 15}  # internal nodes of binary trees, (2^L - 1)
+
+
+#: E10's claims as the config declares them (their rules)
+E10_CLAIMS = {
+    c.id: c
+    for c in claims.parse_claims(
+        runs_config.load_config(os.path.join(ROOT, "experiments", "e10_predict.toml")), "e10"
+    )
+}
 
 
 def _target(node, L):
@@ -179,23 +188,27 @@ def test_predict_seals_unmeasured_family_and_refuses_overwrite(root):
 
 
 @pytest.mark.parametrize(
-    "status,value,near,consistent",
+    "status,value,near,consistent,coverage",
     [
-        ("resolved", 100.0, 0.0, True),
-        ("resolved", 1000.0, 1.0, False),
-        ("right", 50.0, 0.0, True),  # n* > 50: a prediction of 100 is consistent
-        ("right", 200.0, math.log10(2), False),
-        ("left", 50.0, math.log10(2), False),  # n* <= 50
-        ("left", 400.0, 0.0, True),
+        ("resolved", 100.0, 0.0, True, "covered"),
+        ("resolved", 1000.0, 1.0, False, "missed"),
+        ("right", 50.0, 0.0, True, "undetermined"),  # n* > 50: 100 consistent; above 150?
+        ("right", 200.0, math.log10(2), False, "missed"),
+        ("left", 50.0, math.log10(2), False, "missed"),  # n* <= 50
+        ("left", 400.0, 0.0, True, "undetermined"),
     ],
 )
-def test_score_censored_as_interval(root, status, value, near, consistent):
+def test_score_censored_as_interval(root, status, value, near, consistent, coverage):
     pred = {"target": "t", "arch": "a", "eps": 0.1, "net_n_star": 100.0}
     pred["net_interval"] = [60.0, 150.0]
     path = P.seal_prediction(pred, ["k"])
     s = P.score(path, {"per_seed": _per_seed(value, status)})
     assert s["error_log10"][0] == pytest.approx(near, abs=1e-9)
-    assert s["consistent"] is consistent
+    assert s["consistent"] is consistent and s["coverage"] == coverage
+    assert s["covered"] is (coverage != "missed")  # the interval meets the measurement
+    item = {"L": 3, "prediction": {**pred, "kernel_n_star": None, "winner": None}, "score": s}
+    words = {"covered": "(covered by", "missed": "(outside", "undetermined": "(undetermined"}
+    assert words[coverage] in comparison.prediction_text(item)
 
 
 def test_fit_reads_search_brackets_at_their_midpoint(root):
@@ -366,13 +379,37 @@ def test_coverage_reads_what_the_planted_counts_give(
 ):
     # against the config's rule (+-0.15 around 0.95); the CI from the bounded count's ends
     monkeypatch.setattr(P, "_rows", lambda params: _coverage_rows(covered, missed, censored))
-    cov = P.e10_coverage({"rule": {"kind": "equivalence", "margin": 0.15}}, "e10_predict")
+    cov = P.e10_coverage({"rule": E10_CLAIMS["E10-coverage"].rule}, "e10_predict")
     assert cov.verdict.startswith(verdict) and cov.seeds == 20
     assert cov.lo == pytest.approx(stats.beta.ppf(0.025, k[0], 21 - k[0]) - 0.95)
     hi = 1.0 if k[1] == 20 else stats.beta.ppf(0.975, k[1] + 1, 20 - k[1])
     assert cov.hi == pytest.approx(hi - 0.95)
     assert (cov.value is None) == (censored > 0)
     assert f"{censored} of 20 points undetermined" in cov.detail
+
+
+def test_a_family_of_a_covered_and_an_undetermined_point_is_half_to_wholly_covered(monkeypatch):
+    # family f0: one point inside, one censored bound inside; f1: one point inside
+    rows = _coverage_rows(2, 0, 1)
+    rows[2]["family"] = "f0"
+    monkeypatch.setattr(P, "_rows", lambda params: rows)
+    cov = P.e10_coverage({"rule": E10_CLAIMS["E10-coverage"].rule}, "e10_predict")
+    assert cov.seeds == 2 and "1.5 to 2 of 2" in cov.detail and "in 1 families" in cov.detail
+    assert cov.lo == pytest.approx(stats.beta.ppf(0.025, 1.5, 1.5) - 0.95)
+
+
+def test_the_net_claims_detail_counts_the_families_open_above(monkeypatch):
+    # three families, one of them a censored net whose distance is open above
+    def row(fam, measured):
+        lo, hi = measured
+        return {"family": fam, "C": 7, "eps": 0.1, "net": (math.log(lo), hi), "net_pred": 50.0}
+
+    rows = [row("a", (50.0, math.log(50.0))), row("b", (50.0, math.log(50.0))),
+            row("c", (500.0, math.inf))]  # fmt: skip
+    monkeypatch.setattr(P, "_rows", lambda params: rows)
+    monkeypatch.setattr(P, "_kin_rows", lambda params: [])
+    net = P.e10_net({"rule": E10_CLAIMS["E10-net"].rule}, "e10_predict")
+    assert "1 of the 3 open above: censored" in net.detail
 
 
 @pytest.mark.parametrize("off", [1.0, 100.0])
@@ -548,6 +585,12 @@ def test_a_pair_reads_its_design_budget_not_the_larger_budget_rerun(root, monkey
     assert math.exp(pt.net[0]) == pytest.approx(300.0)
     params = {"eps": [0.1], "sources": ["e4_trees"]}
     assert P.larger_budgets(params) == [f"e4_trees: {_target('tanh', 3)} | tree:arity=2,L=3"]
+    # the recheck's larger budget only among searches with the CI's 8 seeds: a 4-seed
+    # rerun at four times the steps is not read
+    few = {**_cell("net_search", "tanh", 3), "steps": 6000, "seeds": list(range(4))}
+    store.save("e4_trees", few, {"per_seed": _per_seed(900.0)[:4]}, str(root))
+    (pt,) = P.collect(("e4_trees",), 0.1, budget="max")
+    assert math.exp(pt.net[0]) == pytest.approx(300.0)
     # more seeds still come first: a 4-seed search at the design budget loses
     cell = {**_cell("net_search", "tanh", 3), "steps": 1000, "seeds": list(range(4))}
     store.save("e4_trees", cell, {"per_seed": _per_seed(50.0)[:4]}, str(root))
@@ -558,14 +601,6 @@ def test_a_pair_reads_its_design_budget_not_the_larger_budget_rerun(root, monkey
 def test_no_pair_with_a_second_budget_leaves_the_budget_recheck_empty(root):
     _plant(root)  # one budget per pair
     assert P.larger_budgets({"eps": [0.1], "sources": ["e4_trees"]}) == []
-
-
-E10_CLAIMS = {
-    c.id: c
-    for c in claims.parse_claims(
-        runs_config.load_config(os.path.join(ROOT, "experiments", "e10_predict.toml")), "e10"
-    )
-}
 
 
 @pytest.mark.parametrize(

@@ -427,6 +427,22 @@ def _n_text(lo: float, hi: float) -> str:
     return f"{lo:.3g}" if lo == hi else f"[{lo:.3g}, {hi:.3g}]"
 
 
+#: the sealed score's ``coverage`` in ``compare --predict``'s words
+_COVERAGE_TEXT = {
+    "covered": "covered by the interval",
+    "missed": "outside the interval",
+    "undetermined": "undetermined: a bound across the interval's end",
+}
+
+
+def _coverage_text(sc: dict) -> str:
+    """A score's coverage in words (a score stored before ``coverage`` existed
+    says only whether the interval meets the measurement)."""
+    if "coverage" in sc:
+        return _COVERAGE_TEXT[sc["coverage"]]
+    return "consistent with the interval" if sc["covered"] else "outside the interval"
+
+
 def prediction_text(item: dict) -> str:
     """One prediction in one line, with its score where it has one (the
     verb and the report print it).
@@ -448,7 +464,7 @@ def prediction_text(item: dict) -> str:
     if sc is None:
         return text + "; not measured"
     text += (f"; net measured {_n_text(*sc['measured'])} "
-             f"({'covered' if sc['covered'] else 'not covered'} by the interval)")  # fmt: skip
+             f"({_coverage_text(sc)})")  # fmt: skip
     if "kernel_measured" in sc:
         text += f", kernel measured {_n_text(*sc['kernel_measured'])}"
         text += f", winner measured {sc['winner_measured'] or 'undecided'}"

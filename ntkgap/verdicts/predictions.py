@@ -44,8 +44,11 @@ count as one kind), a sensitivity check that decides nothing.
 
 Scoring: a censored measurement is an interval; |log10(pred / measured)|
 is then the interval of distances from the prediction to it (0 at the near
-end when the prediction lies inside the bound), and a prediction interval
-covers it when the two intersect.
+end when the prediction lies inside the bound). A prediction interval is
+consistent with it when the two intersect (``covers``); E10-coverage and the
+sealed score's ``coverage`` count it covered only when it lies inside the
+interval, missed when the two are disjoint, and undetermined otherwise (a
+censored bound or a bracket across an end: ``coverage_state``).
 
 References:
     Dichotomy of kernels and networks on compositional targets (arXiv
@@ -595,6 +598,10 @@ def coverage_state(interval, iv) -> bool | None:
     return False if iv[1] < a or b < iv[0] else None
 
 
+#: ``coverage_state``'s values in words (the sealed score and ``compare --predict``)
+COVERAGE_WORDS = {True: "covered", False: "missed", None: "undetermined"}
+
+
 def score_against(pred: dict, net_record: dict, kernel_record: dict | None = None) -> dict:
     """Scores a prediction against the net (and kernel) searches made after it.
 
@@ -608,7 +615,9 @@ def score_against(pred: dict, net_record: dict, kernel_record: dict | None = Non
         dict with ``measured`` (log-median interval as [lo, hi] n*),
         ``error_log10`` ([near, far] of |log10(pred / measured)|),
         ``consistent`` (the point prediction lies inside the measured
-        interval), ``covered`` (the prediction interval meets it) and, with
+        interval), ``covered`` (the prediction interval meets it: consistent),
+        ``coverage`` ("covered", "missed" or "undetermined", as E10-coverage
+        counts it: ``coverage_state``) and, with
         a kernel record, ``kernel_measured``, ``kernel_error_log10`` (None
         where the theory is absent) and ``winner_measured`` (None where the
         medians' ratio interval contains 1).
@@ -620,6 +629,7 @@ def score_against(pred: dict, net_record: dict, kernel_record: dict | None = Non
         "error_log10": [near, far],
         "consistent": near == 0.0,
         "covered": covers(pred["net_interval"], iv),
+        "coverage": COVERAGE_WORDS[coverage_state(pred["net_interval"], iv)],
     }
     if kernel_record is not None:
         kiv = median_log(kernel_record)
@@ -798,19 +808,23 @@ def e10_kin_rows(sources: tuple, eps: tuple, profile: str | None, budget: str = 
         tuple of leave-one-out rows, scored as ``e10_net``'s (by family); no
         kernel theory (``kernel_pred`` and ``winner_pred`` None).
     """
-    points = e10_rows(sources, eps, profile, budget)[0]
+    points = e10_rows(*_cache_key(sources, eps, profile, budget))[0]
     return tuple(leave_one_out(points, _no_theory, held=lambda pt: kin_of(pt.target)))
 
 
+def _cache_key(sources: tuple, eps: tuple, profile: str | None, budget: str) -> tuple:
+    """``e10_rows``'s arguments, the budget only where it is not ``"base"``:
+    one cache entry for the claims, the sensitivity rows and the figure's
+    three-argument call."""
+    return (sources, eps, profile) + ((budget,) if budget != "base" else ())
+
+
 def _read(params: dict) -> tuple:
-    """The arguments of ``e10_rows`` a claim's rows are read with: (sources,
-    eps levels, profile), and the budget only where the claims' recheck asks
-    ``"max"`` (so the figure's three-argument call shares the cache)."""
+    """The arguments of ``e10_rows`` a claim's rows are read with
+    (``_cache_key``; the budget is ``"max"`` only in the claims' recheck)."""
     sources = tuple(params.get("sources", SOURCES))
-    budget = params.get("budget", "base")
-    return (sources, eps_levels(params["eps"]), config.profile()) + (
-        (budget,) if budget != "base" else ()
-    )
+    return _cache_key(sources, eps_levels(params["eps"]), config.profile(),
+                      params.get("budget", "base"))  # fmt: skip
 
 
 def larger_budgets(params: dict) -> list[str]:
@@ -1103,8 +1117,8 @@ def e10_coverage(params: dict, experiment: str) -> rules.Measured:
         width = float(np.median([math.log10(b / a) for a, b in (r["net_interval"] for r in rows)]))
         open_ = [r for r in rows if state(r) is None]
         out.detail += (
-            f"; {len(open_)} of {len(rows)} points undetermined (a censored bound overlapping"
-            f" its interval and reaching beyond it), in {len({r['family'] for r in open_})}"
+            f"; {len(open_)} of {len(rows)} points undetermined (a censored bound or a bracket"
+            f" across an end of its interval), in {len({r['family'] for r in open_})}"
             f" families; the intervals' median width {width:.2f} decades (coverage <= 1:"
             " too wide an interval is never a miss; E10-net's distance says how near the"
             " law's point lies)"
