@@ -840,12 +840,16 @@ def larger_budgets(params: dict) -> list[str]:
     """
     sources, levels, profile = _read(params)[:3]
     out = []
-    for exp, level in ((x, e) for x in sources for e in levels):
-        steps: dict = {}
+    for exp in sources:  # one read of a source's stored nets for all its levels
+        steps: dict = {level: {} for level in levels}
         for cell, _res in store.results(exp, NET_METHOD, profile=profile):
-            if selection.at(cell, level) and family_label(cell["target"]) is not None:
-                steps.setdefault((cell["target"], cell["arch"]), set()).add(cell.get("steps", 0))
-        out += [f"{exp}: {t} | {a}" for (t, a), ks in steps.items() if len(ks) > 1]
+            if family_label(cell["target"]) is None:
+                continue
+            for level in (e for e in levels if selection.at(cell, e)):
+                pair = (cell["target"], cell["arch"])
+                steps[level].setdefault(pair, set()).add(cell.get("steps", 0))
+        out += [f"{exp}: {t} | {a}" for at in steps.values() for (t, a), ks in at.items()
+                if len(ks) > 1]  # fmt: skip
     return out
 
 
