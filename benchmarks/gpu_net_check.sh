@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue #27 item 6, follow-up to benchmarks/gpu_run.sh: the trained tree-net cell (L = 5 tanh,
+# Follow-up to benchmarks/gpu_run.sh: the trained tree-net cell (L = 5 tanh,
 # quick profile) gave a different median n* on the H200 (jax 0.11.2) than on the 2-core CPU
 # machine (jax 0.10.2), with a different learning rate chosen, while the kernel cell agreed to
 # 1e-13. This reruns only that cell, twice and side by side on one device machine, to tell the

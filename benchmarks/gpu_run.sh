@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Issue #27 item 6: one timed run of the two L = 5 tanh-tree E4 cells of the quick profile
+# One timed run of the two L = 5 tanh-tree E4 cells of the quick profile
 # (benchmarks/e4_gpu.toml: experiments/e4_trees.toml's [[quick.grid]] tables, verbatim; the
 # same cell keys as a CPU run's results/e4_trees/) on a machine with a GPU.
 #

@@ -1,6 +1,6 @@
-"""Rewrites a results folder stored before #25 to the keys of the filled cells.
+"""Rewrites a results folder stored by ntkgap 0.x before cells were keyed filled, to the keys of the filled cells.
 
-Before #25 a cell's key hashed the cell as the config wrote it, so a cell
+Before that a cell's key hashed the cell as the config wrote it, so a cell
 that wrote a default (``ridge = 0.0``) and one that omitted it were two
 cells; now every cell is stored filled with its method's defaults and keyed
 by its filled form (:func:`ntkgap.runs.store.cell_key`). This moves each

@@ -1,11 +1,11 @@
 """Nested kernel search vs today's per-n fits, and the Cholesky floor, in
-one run (issue #27). Prints ratios; not a test.
+one run. Prints ratios; not a test.
 
 `python benchmarks/nested_bench.py [--L 5] [--seeds 8] [--n-max 16384] [--n-test 2048]`
 
 Rows:
 - "nested search": one tree-NTK ``ntk_search`` (tanh tree, eps 0.1), the
-  way it ran when issue #27 was filed (``search.run_search``, every (seed,
+  way it ran before the nested search (``search.run_search``, every (seed,
   n) an independent fit: its own Gram and test Gram by neural-tangents'
   ``kernel_fn``, ``hypercube_lookup=False``, and its own factorization)
   against the nested way (``sample_complexity._ntk_nested``: per seed one
@@ -37,7 +37,7 @@ from ntkgap.targets.variance import target_variance  # noqa: E402
 
 
 def _filing_fits(a, t, n_test):
-    """Per-n fits as at the issue's filing: kernel_fn Grams, one fit each."""
+    """Per-n fits as before the nested search: kernel_fn Grams, one fit each."""
     var = target_variance(t)
 
     def run(batch):

@@ -421,6 +421,5 @@ with open(RESULTS, "w") as fh:
     fh.write(
         GPU_RUN.rstrip("\n") + "\n"
         if GPU_RUN
-        else "\n## GPU\n\nThe GPU path is still unmeasured: no accelerator was lent to the "
-        "sessions that built it (see README, GPU).\n"
+        else "\n## GPU\n\nNo GPU run is recorded in this file yet (see README, GPU).\n"
     )

@@ -34,8 +34,8 @@ NT_KERNEL_RTOL = {
 }
 
 
-# The longest files, longest first (seconds on 2 workers, 2026-12: 340, 280,
-# 190, 175, 105, 95, 90): `make test` runs the files in this order (--dist
+# The longest files, longest first (their durations on 2 workers are in
+# benchmarks/RESULTS.md, "Test suite"): `make test` runs the files in this order (--dist
 # loadfile --no-loadscope-reorder), so the pipeline's one long fixture does
 # not start last with the other worker idle (xdist's own order is by number
 # of tests, which put it at the end). The others keep collection order.

@@ -1,7 +1,7 @@
 """The curated Python API: every function documented, ``import ntkgap``
 without JAX, the names shared with library modules still reaching those
 modules, the facade wired to the library (Gram eigenvalues against the
-exact eigensystem), and the README's Python session executed."""
+exact eigensystem), and the README's Python example executed."""
 
 import os
 import re

@@ -232,7 +232,7 @@ def test_decide_checks_depths_first_and_decides_censored_medians_by_the_ci(rule,
 
 
 # ------------------------------------------------------------------------------
-# Planted claim-level tables (issue #26): stored search records of depth-indexed
+# Planted claim-level tables: stored search records of depth-indexed
 # tree families, per-seed log n* = a planted law + small noise, censored by
 # bounds the planted truth respects; each row's verdict follows from the law and
 # the bound by the hand arithmetic in its comment (log n*, natural logs; the
@@ -398,7 +398,7 @@ def test_kernel_claim_reports_the_fourier_fit_beside(store):
 
 
 def test_e3a_net_case_reads_not_supported_at_the_claim_level(store):
-    # the issue's quick E3a-net: NTK / net log10 n* ratio -0.39 at L = 3 (both
+    # a quick E3a-net reading: NTK / net log10 n* ratio -0.39 at L = 3 (both
     # resolved), net censored at 512 at L = 4 with the NTK at ~80: <= -0.8
     rng = np.random.default_rng(5)
     arch = "fc:depth=2,input=angle"

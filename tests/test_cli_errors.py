@@ -1,6 +1,6 @@
 """Malformed specs and options: one line on stderr naming the field, exit 2,
 no traceback, no output file; under --json stdout holds exactly the error
-as one JSON object (#30 row 13)."""
+as one JSON object."""
 
 import json
 import os

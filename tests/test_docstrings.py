@@ -1,4 +1,4 @@
-"""Every public module-level function in ntkgap has an Args/Returns docstring (issue #17)."""
+"""Every public module-level function in ntkgap has an Args/Returns docstring."""
 
 import ast
 import pathlib

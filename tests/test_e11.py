@@ -1,4 +1,4 @@
-"""E11 (issue #28): the after_kernel_search on planted error curves, its evaluation
+"""E11: the after_kernel_search on planted error curves, its evaluation
 cells against the net_search's, and the mechanism statistics on planted shares."""
 
 import math

@@ -1,4 +1,4 @@
-"""Eigenlearning internals (issue #28 item 5): the effective ridge kappa against an
+"""Eigenlearning internals: the effective ridge kappa against an
 independent root-find of the eigenlearning equation over the expanded modes, and the
 learnabilities summing to the effective degrees of freedom (the conservation law).
 

@@ -65,7 +65,7 @@ def test_huge_sizes_refused_in_under_a_second_one_line(argv, field, capsys):
     took = time.perf_counter() - start
     out, err = capsys.readouterr()
     assert len(err.strip().splitlines()) == 1 and err.startswith("ntkgap: error:"), err
-    # --json: the error as one JSON object on stdout too (#30 row 13)
+    # --json: the error as one JSON object on stdout too
     assert rc == 2 and json.loads(out) == {"error": err[len("ntkgap: error: ") :].strip(),
                                            "status": 2}  # fmt: skip
     assert field in err
@@ -351,7 +351,7 @@ def test_results_flag_profiles_and_show(tmp_path, monkeypatch):
         rec = json.loads((tmp_path / "res" / "mine" / f).read_text())
         ref[rec["cell"]["n"]] = rec["result"]["test_mse"]
     assert {c["n"]: c["test_mse"] for c in exp["cells"]} == ref
-    assert out["claims"] == []  # 'mine' declares none; C1 is another config's (issue #30 row 3)
+    assert out["claims"] == []  # 'mine' declares none; C1 is another config's
     plot = tmp_path / "show.png"
     r = run_cli("show", str(tmp_path / "res"), "--plot", str(plot))
     assert r.returncode == 0, r.stderr

@@ -1,4 +1,4 @@
-"""Censoring as intervals (issue #26): the building blocks against brute
+"""Censoring as intervals: the building blocks against brute
 force, and every statistic on planted data (per-seed n* drawn from a known
 law, then censored by bounds the truth is checked to respect), for each
 censoring on either side x each verdict. Expected verdicts follow from the
@@ -375,7 +375,7 @@ def test_nstar_ratio_inconclusive_with_an_undecided_bound():
 
 
 def test_stored_e3a_net_case_reads_not_supported():
-    """E3a-net (issue #26): NTK / net log10 n* ratio -0.39 [-0.78, -0.13] at
+    """E3a-net: NTK / net log10 n* ratio -0.39 [-0.78, -0.13] at
     L = 3 (8 seeds: CI [X_(1), X_(8)]) and the net censored at 512 at L = 4
     (NTK median 83: ratio <= -0.79); rule above 0 with min_depths 3."""
     r3 = [-0.78, -0.6, -0.5, -0.42, -0.36, -0.3, -0.2, -0.13]

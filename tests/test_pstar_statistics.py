@@ -292,7 +292,7 @@ def test_a_cell_far_beyond_the_edge_is_evidence_not_a_dropped_point(store):
     assert out["detail"].count("beyond the regime") == 1  # one sentence for both n_c
 
 
-# ------------------------------------- nstar_scaling: censoring as bounds (issue #26)
+# ------------------------------------- nstar_scaling: censoring as bounds
 def _law_recs(per_m):
     """{m: search record} with 8 identical seeds; per_m: {m: per-seed item (no seed)}."""
     recs = {}

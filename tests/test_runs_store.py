@@ -1,4 +1,4 @@
-"""The results store after the runner split (#25): cells are filled with
+"""The results store after cells were keyed filled: cells are filled with
 their method's defaults once (``expand``), keyed by the filled cell, an old
 store migrates to the new keys without recomputing, and the fixed-n
 learning-rate choice is read back as the runner stored it."""
@@ -43,7 +43,7 @@ def test_a_written_default_and_an_omitted_one_are_one_cell(a, b, same):
 
 
 def _old_key(cell):
-    """The key before #25: a hash of the cell as written (independent formula)."""
+    """The old key: a hash of the cell as written (independent formula)."""
     return hashlib.sha256(json.dumps(cell, sort_keys=True).encode()).hexdigest()[:20]
 
 
@@ -65,7 +65,7 @@ def test_expand_fills_every_declared_default_once():
 
 
 def _plant(root, name, raw_cells, cfg):
-    """Writes cells as the code before #25 did: named by the hash of the raw cell."""
+    """Writes cells as the old code did: named by the hash of the raw cell."""
     folder = os.path.join(root, name)
     os.makedirs(folder, exist_ok=True)
     for cell, rec in raw_cells:

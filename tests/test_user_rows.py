@@ -1,5 +1,5 @@
-"""Issue #30's table, one test (or a few) per row: the command a new user
-ran, and the behaviour the issue asks for instead. In-process (``cli.main``)
+"""A new user's trial, one test (or a few) per row of its findings: the
+command a new user ran, and the behaviour expected instead. In-process (``cli.main``)
 with tiny sizes; planted training results where a real run would be slow.
 Row 6 (the RHM in spectrum / sample-complexity / learning-curve) is tested
 with that work, not here."""

@@ -1,4 +1,4 @@
-"""Issue #30 rows 16-17 (figures and REPORT.md), one test or a few per
+"""A new user's trial, rows 16-17 (figures and REPORT.md), one test or a few per
 complaint: figure scripts drawn in-process on planted results (nothing is
 computed), the figure inspected through matplotlib, and the report's table
 helpers on planted claims."""

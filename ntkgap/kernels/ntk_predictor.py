@@ -24,7 +24,7 @@ from ntkgap._infra import memory
 from ntkgap._infra.seeds import derive
 from ntkgap.errors import UsageError
 from ntkgap.kernels import gram as kernels
-from ntkgap.kernels import krr
+from ntkgap.kernels import krr, walsh_curve, walsh_krr
 from ntkgap.nets.train_config import validation_size
 from ntkgap.targets import rhm
 from ntkgap.targets.split import CHUNK, split
@@ -34,6 +34,9 @@ from ntkgap.targets.variance import target_variance
 #: (0: ridgeless); the smallest wins ties. Short: each costs a factorization
 RIDGE_GRID = (0.0, 1e-4, 1e-2, 1.0)
 TUNED = "tuned"
+#: solvers of a curve: by the estimated cost at each n, dense only, Walsh-CG only
+AUTO, CHOLESKY = "auto", "cholesky"
+SOLVERS = (AUTO, CHOLESKY, walsh_krr.SOLVER)
 
 
 class NestedCurve:
@@ -50,12 +53,23 @@ class NestedCurve:
     """
 
     def __init__(self, arch, target, *, seed, n_test=2000, ridge=0.0, noise=0.0, kind="ntk",
-                 variance=None, workspace=None):  # fmt: skip
+                 variance=None, workspace=None, solver=AUTO):  # fmt: skip
         """Args: as :func:`evaluate` (``ridge``: a number >= 0 or ``"tuned"``);
         ``workspace``: the :class:`~ntkgap.kernels.krr.Workspace` to grow in
-        (its earlier curve is void once this one grows; None: a new one)."""
+        (its earlier curve is void once this one grows; None: a new one);
+        ``solver``: one of SOLVERS (``"auto"``: Walsh-CG at the n where
+        ``walsh_krr.prefer`` says so, else Cholesky)."""
         if isinstance(ridge, str) and ridge != TUNED:
             raise UsageError(f"ridge={ridge!r} is not allowed (allowed: a number >= 0, {TUNED!r})")
+        if solver not in SOLVERS:
+            raise UsageError(f"solver={solver!r} is not allowed (allowed: {', '.join(SOLVERS)})")
+        self.solver, self._walsh = solver, None
+        self._D = walsh_krr.read_set(arch, target.domain) if solver != CHOLESKY else None
+        if solver == walsh_krr.SOLVER and self._D is None:
+            raise UsageError(
+                f"solver={solver!r} needs a hypercube target and an fc or tree arch reading "
+                f"at most D_MAX={walsh_krr.D_MAX} coordinates"
+            )
         if variance is None:
             variance = target_variance(target)
         self.arch, self.target, self.seed, self.n_test = arch, target, int(seed), int(n_test)
@@ -75,11 +89,7 @@ class NestedCurve:
         self._info[n] = sp.info()  # the split's facts, for at(n)
         dom, kind = self.target.domain, self.kind
         xi = self.arch.inputs(dom, np.concatenate([sp.x_train, sp.x_val]))
-        y = np.concatenate([sp.y_train, sp.y_val])
-        if self.noise > 0:  # per chunk of pool points, so nested in n
-            eps = [np.random.default_rng(derive(self.seed, "noise", k)).standard_normal(CHUNK)
-                   for k in range(-(-n // CHUNK))]  # fmt: skip
-            y = y + np.sqrt(self.noise) * np.concatenate(eps)[:n]
+        y = self.pool_labels(np.concatenate([sp.y_train, sp.y_val]), n)
         m = self.size
         if m == 0:
             self.ws.owner = self
@@ -94,6 +104,25 @@ class NestedCurve:
         self._grow_kt(m, n, xi)
         self.K, self.x, self.y, self.size = K, xi, y, n
         self._refactor(m)
+
+    def pool_labels(self, y, n: int) -> np.ndarray:
+        """The fitted labels of a pool of n points: ``y`` plus the label noise,
+        drawn per chunk of pool points, so nested in n."""
+        if self.noise > 0:
+            eps = [np.random.default_rng(derive(self.seed, "noise", k)).standard_normal(CHUNK)
+                   for k in range(-(-n // CHUNK))]  # fmt: skip
+            y = y + np.sqrt(self.noise) * np.concatenate(eps)[:n]
+        return y
+
+    def _walsh_at(self, n: int, return_predictions: bool):
+        """The answer at n by Walsh-CG where the solver choice says so, else None."""
+        if self._D is None:
+            return None
+        if self.solver == AUTO and not walsh_krr.prefer(self._D, n, self.n_test):
+            return None
+        if self._walsh is None:
+            self._walsh = walsh_curve.WalshCurve(self, self._D)
+        return self._walsh.at(n, RIDGE_GRID, return_predictions=return_predictions)
 
     def _check_owner(self) -> None:
         """Refuse to read buffers a later curve of the workspace has taken."""
@@ -150,6 +179,9 @@ class NestedCurve:
         points: the dict :func:`evaluate` returns (and ``factor_n``, the size
         of the factor it was solved from)."""
         n = int(n)
+        fast = self._walsh_at(n, return_predictions)
+        if fast is not None:
+            return fast
         self.grow(n)
         self._check_owner()
         extra, f = {}, 0.0
@@ -167,7 +199,7 @@ class NestedCurve:
             "train_mse": float(np.mean(_row_squares(self.K[:n, :n] @ alpha, self.y[:n]))) / var,
             **self._split_info(n),
             "ridge": fac.ridge, "jitter": fac.jitter, "rcond": fac.rcond, "note": fac.note,
-            "factor_n": fac.size,
+            "factor_n": fac.size, "solver": CHOLESKY,
             **extra,
         }  # fmt: skip
         if pred.ndim == 2:  # one output per class: scored by argmax too
@@ -224,6 +256,7 @@ def evaluate(
     kind: str = "ntk",
     variance: float | None = None,
     return_predictions: bool = False,
+    solver: str = AUTO,
 ) -> dict:
     """Fit kernel regression on the pool of the shared split and score it on
     its test points (one n of a :class:`NestedCurve`).
@@ -244,6 +277,8 @@ def evaluate(
       kind: ``ntk`` or ``nngp``.
       variance: the target's variance (default: :func:`target_variance`).
       return_predictions: also return the test predictions and points.
+      solver: one of SOLVERS (``NestedCurve``'s; the result's ``solver`` says
+        which ran, Walsh-CG adding ``cg_iterations`` and ``cg_residual``).
 
     Returns:
       ``test_mse`` and ``train_mse`` relative to the variance (and
@@ -259,7 +294,7 @@ def evaluate(
       Jacot, Gabriel & Hongler, "Neural Tangent Kernel", 2018.
     """
     curve = NestedCurve(arch, target, seed=seed, n_test=n_test, ridge=ridge, noise=noise,
-                        kind=kind, variance=variance)  # fmt: skip
+                        kind=kind, variance=variance, solver=solver)  # fmt: skip
     out = curve.at(n, return_predictions=return_predictions)
     if return_predictions:
         out["x_test"] = split(target, n, seed=seed, n_test=n_test).x_test

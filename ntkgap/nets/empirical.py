@@ -28,9 +28,9 @@ Two routes, the same kernel (tests compare them to 1e-10):
   neural-tangents' own implementation 3 (structured derivatives; the shim
   makes it run, its peer tests pass) fails on these nets' training apply_fn
   (the position-major tree path: "Transpose rule ... for 'slice' not
-  implemented", jax 0.10.2), and on stax's own ConvLocal apply it took 2.9 s
-  against this route's 0.8 s for a 2048 x 800 Gram at L = 5, compiling anew
-  for every shape (measured 2026-12-05, 2-core machine under load).
+  implemented", jax 0.10.2), and on stax's own ConvLocal apply it is several
+  times slower than this route, compiling anew for every shape
+  (benchmarks/RESULTS.md, "Empirical NTK routes").
 * **Jacobian contraction** (``IMPLEMENTATION = 1`` of neural-tangents'
   ``empirical_ntk_fn``; fc nets, shared-filter trees, several outputs):
   J1 J2^T, one Jacobian row per

@@ -1,5 +1,5 @@
 """n*(eps) of the after-kernel predictor, of the initial empirical NTK and of
-the trained net itself, all from the same trainings (issue #28, E11).
+the trained net itself, all from the same trainings (E11).
 
 An ``after_kernel_search`` cell is a ``net_search`` cell plus ``kernel``
 (which predictor's n* it searches: ``after``, ``init`` or ``net``) and

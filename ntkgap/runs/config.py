@@ -20,6 +20,7 @@ import tomllib
 from ntkgap._infra import memory
 from ntkgap._infra.config import INCLUDES, PROFILES
 from ntkgap.errors import UsageError
+from ntkgap.kernels import walsh_krr
 from ntkgap.nets import train_config
 from ntkgap.nets.arch import parse_arch
 from ntkgap.runs.registry import CLASSIFICATION, METHODS, REQUIRED, Param, fill
@@ -140,7 +141,8 @@ def _estimates(cell: dict) -> list:
         return memory.theory_estimates(arch, target)
     n = cell["n"] if m in ("ntk", "net") else cell.get("n_max")  # a search runs up to n_max
     if m in ("ntk", "ntk_search"):
-        return memory.regression_estimates(target, n, cell["n_test"])
+        fast = walsh_krr.regression_estimates(arch, target, n, cell["n_test"]) if arch else None
+        return fast or memory.regression_estimates(target, n, cell["n_test"])
     if m in ("net", "net_search"):
         return memory.net_estimates(
             arch,

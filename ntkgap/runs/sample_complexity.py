@@ -330,11 +330,29 @@ def _ntk_nested(cell) -> dict:
     seen = [_seen(s, n, r, cell) for s, rs in records.items() for n, r in rs.items()]
     out = _result(cell, run["state"], seen)
     out.update(
+        **_solver_facts([r for rs in records.values() for r in rs.values()]),
         factorizations=sum(done.values()),
         factor_n={str(s): max(rs) for s, rs in records.items() if rs},
         replays=run["replays"],
         nested=True,
     )
+    return out
+
+
+def _solver_facts(results) -> dict:
+    """Which kernel solver a nested search's evaluations ran: ``solver``
+    ("walsh-cg" where any did, else "cholesky"), ``solver_evaluations`` (count
+    per solver) and, for Walsh-CG, ``cg_iterations`` (all solves) and
+    ``cg_residual`` (the largest final relative residual)."""
+    names = [r.get("solver", "cholesky") for r in results]
+    cg = [r for r in results if r.get("solver") == "walsh-cg"]
+    out = {
+        "solver": "walsh-cg" if cg else "cholesky",
+        "solver_evaluations": {k: names.count(k) for k in sorted(set(names))},
+    }
+    if cg:
+        out["cg_iterations"] = int(sum(r["cg_iterations"] for r in cg))
+        out["cg_residual"] = float(max(r["cg_residual"] for r in cg))
     return out
 
 

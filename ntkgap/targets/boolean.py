@@ -3,7 +3,7 @@
 Conventions: +1 is "true". AND is +1 iff all inputs are +1, OR is -1 iff
 all inputs are -1, majority is the sign of the sum (odd arity), parity is
 the product. ``linear-plus`` is g(u_1..u_a) = (sum u + prod u)/sqrt(a + 1):
-for a = 2 the (u + v + uv)/sqrt 3 of the issue; mean 0 and unit variance
+for a = 2 it is (u + v + uv)/sqrt 3; mean 0 and unit variance
 whenever its inputs are independent with mean 0 and unit variance, so every
 level of a linear-plus tree has unit variance (but its tails grow without
 bound: max |f| ~ 102 at arity 2, L = 4). ``linear`` is g(u) = sum u / sqrt(a):

@@ -567,7 +567,7 @@ PSTAR_FRACTION_OF_GUESS = 0.1
 # The regime of the published law: P* at most this fraction of the valid
 # strings n_c m^((s^L - 1)/(s - 1)), so that the training set is a small sample
 # of the data and P* is not set by exhausting it (Cagnetta et al., PRX 2024,
-# measure P* far below the number of valid strings; the 10% is issue #26's).
+# measure P* far below the number of valid strings; the 10% is this toolkit's choice).
 PSTAR_REGIME_FRACTION = 0.1
 
 

@@ -1,4 +1,4 @@
-"""Statistics for the E11 mechanism claims (issue #28): how much of the log
+"""Statistics for the E11 mechanism claims: how much of the log
 sample-complexity gap between the NTK and the trained net the net's own
 after kernel closes, and the lazy control whose kernel does not move.
 

@@ -35,7 +35,7 @@ E10-winner: one per (family, depth, eps), whose architecture variants share
 targets, seeds and splits (their distances' median is one value; their share
 predicted right one count). E10-net and E10-coverage: one per family, since
 a held-out family's depths share one fitted law, whose error there is one
-family-level offset (the issue counts coverage per family for this reason);
+family-level offset (coverage is counted per family for this reason);
 the kernel theory fits nothing, so its depths stay separate units. A family
 is one arity of a node function; its siblings of other arities stay in its
 fit, so E10-net's detail also scores each family by a law fitted without
