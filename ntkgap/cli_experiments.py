@@ -70,22 +70,36 @@ def _run_dry(args):
 
     cfg = runs_config.load_config(args.config, args.profile)
     cells = runs_config.expand(cfg, args.profile, where=args.config)
-    est = cost.estimate({cfg["name"]: cells})
+    est = cost.estimate({cfg["name"]: cells}, reuse_stale=getattr(args, "reuse_stale", False))
     e = est["experiments"][cfg["name"]]
     stored = sum(c["how"] == "stored" for c in e["cells"])
+    pl = cost.plan(cfg["name"], cells, est, args.jobs)
     r = {
         "experiment": cfg["name"], "profile": args.profile, "cells": len(cells),
         "stored": stored, "searches": e["searches"], "core_seconds": e["seconds"],
-        "wall_minutes": e["seconds"] / 60 / args.jobs, "jobs": args.jobs,
+        "wall_minutes": pl["makespan_s"] / 60, "jobs": args.jobs,
         "calibrated_on": est["calibrated_on"], "results": est["root"],
+        "per_cell": pl["per_cell"], "makespan_s": pl["makespan_s"],
+        "longest_task_s": pl["longest_task_s"],
     }  # fmt: skip
     how = cost.basis(est)
-    emit(args, r, (
+    lines = [
         f"dry run, {r['experiment']} [{r['profile']}]: {r['cells']} cells ({stored} stored, "
         f"{r['cells'] - stored} to compute, {r['searches']} searches); estimated "
-        f"{r['core_seconds'] / 3600:.2f} core-hours, ~{r['wall_minutes']:.0f} min on "
-        f"{args.jobs} workers ({how}; a guide within ~2-3x, not a promise)"
-    ))  # fmt: skip
+        f"{r['core_seconds'] / 3600:.2f} core-hours, makespan ~{r['wall_minutes']:.1f} min on "
+        f"{args.jobs} workers (longest task {pl['longest_task_s'] / 60:.1f} min; {how}; "
+        "a guide within ~2x, not a promise)"
+    ]  # fmt: skip
+    lines += [_cell_line(c) for c in pl["per_cell"]]
+    emit(args, r, "\n".join(lines))
+
+
+def _cell_line(c):
+    """One cell of a dry run: key, method, estimate and, for a search, the n
+    it is expected to reach and from what."""
+    reach = f"  n ~{c['n_reach']:.0f} ({c['reach_from']})" if "n_reach" in c else ""
+    return (f"  {c['key']} {c['method']:<12} {c['estimate_s']:9.1f} s  "
+            f"{c.get('arch') or ''} {c.get('target') or ''}{reach}")  # fmt: skip
 
 
 # -------------------------------------------------------------------- show
@@ -215,6 +229,9 @@ def _dry_run_text(r):
         vals = ", ".join(f"L={L}: {'> 1e12' if n is None else n}" for L, n in by_L.items())
         lines.append(f"theory n*: {lab}: {vals}")
     lines.append(f"estimated cost: {r['cost']:.3g} ({r['cost_unit']})")
+    if "makespan_s" in r:
+        lines.append(f"makespan ~{r['makespan_s'] / 60:.1f} min on {r['jobs']} workers")
+        lines += [_cell_line(c) for c in r["per_cell"]]
     lines += [f"would refuse: {x}" for x in r["refusals"]]
     lines += [f"predicted: {comparison.prediction_text(i)}" for i in r.get("predictions", [])]
     return lines

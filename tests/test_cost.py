@@ -72,8 +72,18 @@ def _planted_nets():
     return out
 
 
-def _write(root, experiment, records):
+def _stamp(rec):
+    """The record as this code stores it (its code version, where records carry one)."""
+    try:
+        from ntkgap._infra.version import code_version
+    except ImportError:  # records without a code version
+        return rec
+    return {**rec, "code_version": code_version()}
+
+
+def _write(root, experiment, records, stamp=True):
     for rec in records:
+        rec = _stamp(rec) if stamp else rec
         path = store.cell_path(experiment, rec["cell"], str(root))
         os.makedirs(os.path.dirname(path), exist_ok=True)
         with open(path, "w") as fh:
@@ -115,38 +125,132 @@ def _search(n_max=4096, seeds=8, ridge=0.0):
                 n_max=n_max, n_test=500, seeds=list(range(seeds)), ridge=ridge)  # fmt: skip
 
 
-def _search_record(cell, seconds):
-    """A stored search whose evaluations are at n_max / 64, n_max / 8, n_max."""
+def _search_record(cell, seconds, n_star=None):
+    """A stored search whose seeds' errors cross eps at ``n_star`` (default
+    n_max / 8): evaluations at n_max / 64, n_max / 8, n_max."""
+    n_star = n_star or cell["n_max"] // 8
     ns = (cell["n_max"] // 64, cell["n_max"] // 8, cell["n_max"])
-    return _record(
-        cell, seconds, evaluations=[{"seed": s, "n": n} for s in cell["seeds"] for n in ns]
-    )
+    evs = [{"seed": s, "n": n, "test_mse": cell["eps"] * n_star / n}
+           for s in cell["seeds"] for n in ns]  # fmt: skip
+    return _record(cell, seconds, evaluations=evs)
 
 
-SEARCH_CASES = [  # (the cell, the stored searches (experiment, cell, seconds), its estimate)
-    (_search(), [("x", _search(), 100.0)], 100.0),  # stored: its own seconds
-    (_search(seeds=16), [("x", _search(), 100.0)], 200.0),  # twice the seeds
-    (_search(n_max=8192), [("x", _search(), 100.0)], 800.0),  # every n doubled, n^3
-    # a tuned ridge from a ridgeless search: 3x, as a stored pair says
-    (_search(ridge="tuned"), [("x", _search(), 100.0), ("z", _search(512), 10.0),
-                              ("z", _search(512, ridge="tuned"), 30.0)], 300.0),
-]  # fmt: skip
-
-
-@pytest.mark.parametrize("cell,stored,want", SEARCH_CASES)
-def test_a_search_is_scaled_from_the_stored_one(tmp_path, cell, stored, want):
-    for experiment, c, seconds in stored:
-        _write(tmp_path, experiment, [_search_record(c, seconds)])
-    est = cost.estimate({"x": [cell]}, str(tmp_path))
-    assert est["experiments"]["x"]["seconds"] == pytest.approx(want)
-
-
-def test_a_search_of_another_experiment_scales_when_its_own_has_none(tmp_path):
+def test_a_stored_cell_costs_nothing_and_reports_its_seconds(tmp_path):
     _write(tmp_path, "x", [_search_record(_search(), 100.0)])
-    est = cost.estimate({"y": [_search(seeds=4)]}, str(tmp_path))
-    assert est["experiments"]["y"]["cells"] == [
-        {"seconds": pytest.approx(50.0), "how": "other experiment's search"}
+    (c,) = cost.estimate({"x": [_search()]}, str(tmp_path))["experiments"]["x"]["cells"]
+    assert c == {"seconds": 0.0, "how": "stored", "stored_seconds": 100.0}
+
+
+def test_a_stale_record_is_priced_as_a_run_recomputes_it(tmp_path):
+    """A record of other code (none stamped) is computed again: it costs its
+    model estimate, and nothing with ``reuse_stale``."""
+    if not hasattr(store, "is_stale"):
+        pytest.skip("records carry no code version")
+    _write(tmp_path, "x", [_search_record(_search(), 100.0)], stamp=False)
+    (c,) = cost.estimate({"x": [_search()]}, str(tmp_path))["experiments"]["x"]["cells"]
+    assert c["how"] != "stored" and c["seconds"] > 0
+    est = cost.estimate({"x": [_search()]}, str(tmp_path), reuse_stale=True)
+    assert est["experiments"]["x"]["cells"][0]["how"] == "stored"
+
+
+def test_a_sibling_gives_the_n_a_search_reaches(tmp_path):
+    """The sibling's planted curve, errors 0.1 x 512 / n evaluated at 64,
+    512 and 4096, reaches eps = 0.1 at 512, eps = 0.05 at 1024 (between
+    evaluations: a power law, interpolated exactly) and eps = 0.005 never
+    (the cap: expected to censor)."""
+    _write(tmp_path, "x", [_search_record(_search(), 100.0)])
+    cells = [dict(_search(seeds=4), eps=e) for e in (0.1, 0.05, 0.005)]
+    got = cost.estimate({"y": cells}, str(tmp_path))["experiments"]["y"]["cells"]
+    assert [c["n_reach"] for c in got] == pytest.approx([512, 1024, 4096])
+    assert {c["reach_from"] for c in got} == {"sibling"}
+    assert got[0]["how"] == "other experiment's search"
+    assert got[0]["seconds"] < got[1]["seconds"] < got[2]["seconds"]
+
+
+def _theory(monkeypatch, by_target):
+    monkeypatch.setattr(cost.reach, "theory_nstar", lambda arch, target, eps: by_target[target])
+
+
+def test_a_search_resolving_far_below_its_cap_costs_far_less_than_one_censoring(
+    tmp_path, monkeypatch
+):
+    """Planted: three stored searches of one kind whose seconds follow
+    0.5 + 2e-9 x seeds x n_f^3 (n_f the largest n each evaluated), no
+    sibling for the new cells, the theory planting n* = 100 for one target
+    and 'never' for the other under one cap of 16,384: the first costs
+    (0.5 + 2e-9 x 8 x ~128^3) s, the second (0.5 + 2e-9 x 8 x 16384^3) s."""
+    stored = [_search(n_max=m) for m in (512, 1024, 2048)]
+    recs = [_search_record(c, 0.5 + 2e-9 * 8 * c["n_max"] ** 3, n_star=c["n_max"])
+            for c in stored]  # fmt: skip
+    _write(tmp_path, "x", recs)
+    easy = dict(_search(n_max=16384), target="tree:d=40,L=4,arity=2,node=linear")
+    hard = dict(_search(n_max=16384), target="tree:d=40,L=4,arity=2,node=parity")
+    _theory(monkeypatch, {easy["target"]: 100.0, hard["target"]: float("inf")})
+    got = cost.estimate({"x": [easy, hard]}, str(tmp_path))["experiments"]["x"]["cells"]
+    assert [(c["n_reach"], c["reach_from"]) for c in got] == [
+        (100.0, "theory"),
+        (16384.0, "theory (censors)"),
     ]
+    assert got[0]["seconds"] < 0.5 + 2e-9 * 8 * 256**3  # the bracket stops by 2 x n*
+    assert got[1]["seconds"] == pytest.approx(0.5 + 2e-9 * 8 * 16384**3, rel=0.05)
+    assert got[1]["seconds"] > 1000 * got[0]["seconds"]
+
+
+def test_without_sibling_or_theory_a_search_is_priced_at_its_cap(tmp_path, monkeypatch):
+    _write(tmp_path, "x", [_search_record(_search(), 100.0)])
+    other = dict(_search(), target="tree:d=40,L=4,arity=2,node=linear")
+    _theory(monkeypatch, {other["target"]: None})
+    (c,) = cost.estimate({"x": [other]}, str(tmp_path))["experiments"]["x"]["cells"]
+    assert (c["n_reach"], c["reach_from"]) == (4096, "n_max")
+
+
+def test_a_search_cost_hook_prices_a_search(tmp_path, monkeypatch):
+    """A solver's hook sees the expected n and its answer is the estimate."""
+    _write(tmp_path, "x", [_search_record(_search(), 100.0)])
+    seen = []
+    monkeypatch.setattr(cost, "SEARCH_COST_HOOKS", [])
+    cost.register_search_cost(lambda cell, n: seen.append(n) or 7.0)
+    (c,) = cost.estimate({"y": [_search(seeds=3)]}, str(tmp_path))["experiments"]["y"]["cells"]
+    assert c["seconds"] == 7.0 and seen == [512]
+
+
+def test_the_makespan_is_the_list_schedule_bounded_by_the_optimum():
+    """Against brute force over every assignment of 7 tasks to 3 workers:
+    optimum <= makespan <= 4/3 optimum, and both >= the longest task and
+    the total / workers."""
+    import itertools
+    import random
+
+    rng = random.Random(0)
+    for _ in range(20):
+        d = [rng.uniform(0.1, 10) for _ in range(7)]
+        best = min(
+            max(sum(x for x, w in zip(d, a) if w == k) for k in range(3))
+            for a in itertools.product(range(3), repeat=7)
+        )
+        got = cost.makespan(d, 3)
+        assert best - 1e-9 <= got <= 4 / 3 * best + 1e-9
+        assert got >= max(d) and got >= sum(d) / 3 - 1e-9
+    assert cost.makespan([], 4) == 0.0 and cost.makespan([5.0, 1.0], 1) == 6.0
+
+
+def test_the_held_out_check_never_calibrates_on_its_cells(tmp_path):
+    """benchmarks/cost_check.py: a held-out cell stored in the calibration
+    folder with absurd seconds changes none of the held-out estimates."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "cost_check", os.path.join(ROOT, "benchmarks", "cost_check.py")
+    )
+    check = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(check)
+    assert len(check.HELD_OUT) == 10 and len(check.held_out_keys()) == 10
+    _write(tmp_path / "a", "x", _planted_nets())
+    before = [e["seconds"] for e in check.estimates(str(tmp_path / "a"))]
+    name, cell = check._cell(*check.HELD_OUT[-1])  # a fixed-n net cell
+    _write(tmp_path / "a", name, [_record(cell, 1e9, steps_per_seed=[cell["steps"]] * 3)])
+    after = check.estimates(str(tmp_path / "a"))
+    assert [e["seconds"] for e in after] == before and after[-1]["how"] == "model"
 
 
 GROWS = [  # (a cell, a costlier one)
@@ -155,7 +259,7 @@ GROWS = [  # (a cell, a costlier one)
     (_net(seeds=2), _net(seeds=3)),
     (_net(steps=100), _net(steps=101)),
     (_net("tree:arity=2,L=4", 16, seeds=1), _net("tree:arity=2,L=4", 16, seeds=2)),
-    (_search(n_max=1024), _search(n_max=2048)),
+    (dict(_search(), eps=0.3), _search()),  # a larger eps is reached sooner
     (_search(seeds=4), _search(seeds=5)),
 ]
 
@@ -218,3 +322,50 @@ def test_run_dry_run_estimates_and_computes_nothing(tmp_path, cli):
     assert got["cells"] == len(cells) and got["stored"] == 0 and got["calibrated_on"] == 0
     assert got["core_seconds"] == pytest.approx(want) and got["wall_minutes"] > 0
     assert not out.exists() or not any(out.rglob("*.json"))  # no cell computed
+    assert [c["key"] for c in got["per_cell"]] == [store.cell_key(c) for c in cells]
+    assert all(c["estimate_s"] > 0 and c["method"] for c in got["per_cell"])
+    total = sum(c["estimate_s"] for c in got["per_cell"])
+    assert total == pytest.approx(got["core_seconds"])
+    assert got["makespan_s"] >= total / 2 - 1e-6  # --jobs 2 (the default)
+    assert (
+        got["makespan_s"] >= got["longest_task_s"] >= max(c["estimate_s"] for c in got["per_cell"])
+    )
+    assert got["makespan_s"] <= total + 1e-6
+
+
+def test_run_dry_run_with_everything_stored_costs_nothing(tmp_path, cli):
+    """``ntkgap run CFG --dry-run --json`` over a folder holding every cell:
+    zero cost, no cell listed, makespan 0; a cell more gets listed alone."""
+    cfg = tmp_path / "mine.toml"
+    grid = "[[full.grid]]\nmethod = 'ntk'\ntarget = 'parity:d=6,k=1'\narch = 'fc'\nseed = 0\n"
+    cfg.write_text(f"name = 'mine'\n[full]\n{grid}n = [20, 40]\nn_test = 50\n")
+    out = tmp_path / "res"
+    r = cli("run", str(cfg), "--profile", "full", "--results", str(out), "--jobs", "1")
+    assert r.returncode == 0, r.stderr
+    r = cli("run", str(cfg), "--profile", "full", "--dry-run", "--json", "--results", str(out))
+    got = json.loads(r.stdout)
+    assert (got["cells"], got["stored"], got["core_seconds"]) == (2, 2, 0.0)
+    assert got["per_cell"] == [] and got["makespan_s"] == 0.0
+    assert "0.00 core-hours" in cli("run", str(cfg), "--profile", "full", "--dry-run",
+                                    "--results", str(out)).stdout  # fmt: skip
+    cfg.write_text(f"name = 'mine'\n[full]\n{grid}n = [20, 40, 60]\nn_test = 50\n")
+    r = cli("run", str(cfg), "--profile", "full", "--dry-run", "--json", "--results", str(out))
+    got = json.loads(r.stdout)
+    assert [c["method"] for c in got["per_cell"]] == ["ntk"] and got["core_seconds"] > 0
+
+
+def test_compare_dry_run_lists_each_cells_estimate_and_the_makespan(tmp_path, cli):
+    """``ntkgap compare --family F --L 2..4 --dry-run --json --jobs 3``: every
+    cell to compute with its estimate, their sum the cost, the makespan on 3
+    workers between the total / 3 and the total; the text names the makespan."""
+    args = ("compare", "--family", "tree:d=16,arity=2,node=tanh", "--L", "2..4", "--dry-run",
+            "--jobs", "3")  # fmt: skip
+    env = {"NTKGAP_RESULTS": str(tmp_path / "none")}
+    r = cli(*args, "--json", env=env)
+    assert r.returncode == 0, r.stderr
+    got = json.loads(r.stdout)
+    total = sum(c["estimate_s"] for c in got["per_cell"])
+    assert got["per_cell"] and total == pytest.approx(got["cost"])
+    assert {"key", "method", "estimate_s"} <= set(got["per_cell"][0])
+    assert total / 3 - 1e-6 <= got["makespan_s"] <= total + 1e-6
+    assert "min on 3 workers" in cli(*args, env=env).stdout

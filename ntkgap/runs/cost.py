@@ -58,7 +58,7 @@ import numpy as np
 
 from ntkgap._infra import config
 from ntkgap.nets.arch import parse_arch
-from ntkgap.runs import store
+from ntkgap.runs import reach, store
 from ntkgap.runs.sample_complexity import evaluation_cell
 from ntkgap.targets import parse_target
 
@@ -327,30 +327,51 @@ def cell_seconds(cal: Calibration, cell: dict, experiment: str | None = None) ->
     return cal.floor.get(m, DEFAULT_SECONDS)
 
 
+#: hooks pricing a search from its expected n: functions ``(cell, n_reach) ->
+#: seconds or None`` (None: not theirs), asked in turn before the model; a
+#: solver module with its own cost law (e.g. a fast solver for one kernel
+#: family) registers one with :func:`register_search_cost`
+SEARCH_COST_HOOKS: list = []
+
+
+def register_search_cost(hook) -> None:
+    """Adds a search-cost hook (see ``SEARCH_COST_HOOKS``).
+
+    Args:
+        hook: ``hook(cell, n_reach) -> seconds or None``.
+
+    Returns:
+        None.
+    """
+    if hook not in SEARCH_COST_HOOKS:
+        SEARCH_COST_HOOKS.append(hook)
+
+
 def _search_unit(cal, cell, experiment):
-    """Relative cost of one evaluation of a search (only ratios are used)."""
-    if cell["method"] == "net":
-        return work(cell, cal.step_overhead)
-    return float(cell["n"]) ** cal.ntk_power.get(experiment, 3.0)
+    """Modelled work of one evaluation of a search (:func:`work`)."""
+    return work(cell, cal.step_overhead)
 
 
-def _search_work(cal, exp, cell, stored, scale_n=1.0, repeat=1.0):
-    """Modelled cost of ``cell``'s search making ``stored`` result's
-    evaluations with every n times ``scale_n``, ``repeat`` times over."""
-    res = stored["result"]
+def _lrs(cell):
+    return cell["lr"] if isinstance(cell.get("lr"), list) else [cell.get("lr")]
+
+
+def _search_work(cal, exp, cell, n_reach):
+    """Modelled cost of ``cell``'s search when its seeds reach ``n_reach``:
+    per seed the evaluations the search makes (``reach.evaluated_ns``), a
+    nested kernel search paying its one factorization at the largest; a
+    learning-rate sweep's seeds x rates at its n."""
 
     def one(n, lr=None):
-        n = int(min(cell["n_max"], max(cell["n_min"], round(n * scale_n))))
-        return _search_unit(cal, evaluation_cell(cell, n, 0, lr=lr), exp)
+        return _search_unit(cal, evaluation_cell(cell, int(n), 0, lr=lr), exp)
 
-    total = sum(one(e["n"]) for e in res.get("evaluations", []))
-    sweep = res.get("lr_sweep")
-    if sweep:  # each rate's seeds at the sweep's n (a net_search reuses the chosen
-        # rate's; an after_kernel_search's sweep trains net cells, not reused)
-        lrs = cell["lr"] if isinstance(cell.get("lr"), list) else [cell.get("lr")]
-        n_seeds = len(stored["cell"]["seeds"])
-        total += sum(n_seeds * one(sweep["n"], lr) for lr in lrs)
-    return repeat * total
+    ns = reach.evaluated_ns(cell, n_reach)
+    per_seed = one(max(ns)) if cell["method"] == "ntk_search" else sum(map(one, ns))
+    total = len(cell["seeds"]) * per_seed
+    if cell["method"] != "ntk_search" and len(_lrs(cell)) > 1:
+        n = cell.get("sweep_n") or n_reach
+        total += len(cell["seeds"]) * sum(one(n, lr) for lr in _lrs(cell))
+    return total
 
 
 def _match(cell, candidates):
@@ -371,6 +392,72 @@ def _match(cell, candidates):
     return max(same, key=score) if same else None
 
 
+def search_estimate(
+    cal: Calibration, experiment: str, cell: dict, candidates: list[dict], siblings=None
+) -> dict | None:
+    """Estimated seconds of a search cell from the n it is expected to reach.
+
+    Args:
+        cal: a :class:`Calibration`.
+        experiment: the cell's experiment name.
+        cell: a filled search cell (method ``*_search``).
+        candidates: stored search records to scale from.
+        siblings: stored search records to read its expected n from
+            (``reach.n_reach``; default ``candidates``).
+
+    Returns:
+        ``{"seconds", "n_reach", "reach_from"}`` (see the module doc), or
+        None when no candidate has the cell's method.
+    """
+    n, src = reach.n_reach(cell, candidates if siblings is None else siblings)
+    for hook in SEARCH_COST_HOOKS:
+        if (secs := hook(cell, n)) is not None:
+            return {"seconds": float(secs), "n_reach": n, "reach_from": src}
+    q = _match(cell, candidates)
+    if q is None:
+        return None
+    if q["cell"] == cell:
+        return {"seconds": q["result"]["cell_seconds"], "n_reach": n, "reach_from": src}
+    modelled_new = _search_work(cal, experiment, cell, n)
+    fit = _search_fit(cal, experiment, cell, candidates)
+    if fit is not None and not _twin(q["cell"], cell):
+        secs = (fit[0] + fit[1] * modelled_new) * cal.tuned_factor ** _tuned(cell)
+        return {"seconds": float(secs), "n_reach": n, "reach_from": src}
+    modelled_stored = _search_work(cal, experiment, q["cell"], reach.stored_reach(q))
+    ridge = cal.tuned_factor ** (_tuned(cell) - _tuned(q["cell"]))  # a ridge differing
+    secs = q["result"]["cell_seconds"] * ridge * modelled_new / max(modelled_stored, 1e-9)
+    return {"seconds": float(secs), "n_reach": n, "reach_from": src}
+
+
+def _twin(stored: dict, cell: dict) -> bool:
+    """Whether a stored search is the cell's own kind (method, target, arch,
+    ridge), differing at most in seeds, eps or cap: scaled from it directly."""
+    return all(stored.get(k) == cell.get(k) for k in ("method", "target", "arch")) and (
+        _tuned(stored) == _tuned(cell)
+    )
+
+
+def _search_fit(cal, experiment, cell, candidates):
+    """(overhead, seconds per unit) of ``cell``'s kind of search: an affine
+    law of stored seconds on modelled work (:func:`_search_work` at the n
+    each stored search reached), fitted on the ridgeless stored searches of
+    its method and arch family, else of its method; None with fewer than 3
+    amounts of work."""
+    family = parse_arch(cell["arch"]).name
+    same = [
+        r for r in candidates if r["cell"]["method"] == cell["method"] and not _tuned(r["cell"])
+    ]
+    for pool in ([r for r in same if parse_arch(r["cell"]["arch"]).name == family], same):
+        pts = [
+            (_search_work(cal, experiment, r["cell"], reach.stored_reach(r)),
+             r["result"]["cell_seconds"])
+            for r in pool
+        ]  # fmt: skip
+        if pts and (fit := _affine(pts)) is not None:
+            return fit
+    return None
+
+
 def search_seconds(
     cal: Calibration, experiment: str, cell: dict, candidates: list[dict]
 ) -> float | None:
@@ -383,64 +470,81 @@ def search_seconds(
         candidates: stored search records to scale from.
 
     Returns:
-        float seconds (see the module doc), or None when no candidate has
-        the cell's method.
+        float seconds (:func:`search_estimate`'s), or None when no candidate
+        has the cell's method.
     """
-    q = _match(cell, candidates)
-    if q is None:
-        return None
-    if q["cell"] == cell:
-        return q["result"]["cell_seconds"]
-    qc = q["cell"]
-    modelled_stored = _search_work(cal, experiment, qc, q)
-    modelled_new = _search_work(
-        cal,
-        experiment,
-        cell,
-        q,
-        scale_n=cell["n_max"] / qc["n_max"],
-        repeat=len(cell["seeds"]) / len(qc["seeds"]),
-    )
-    ridge = cal.tuned_factor ** (_tuned(cell) - _tuned(qc))  # a ridge differing: the factor
-    return q["result"]["cell_seconds"] * ridge * modelled_new / max(modelled_stored, 1e-9)
+    est = search_estimate(cal, experiment, cell, candidates)
+    return None if est is None else est["seconds"]
+
+
+def _floor_search(cal, name, cell, siblings):
+    """A search with no stored search of its method: its evaluations at the
+    n it is expected to reach, each priced as a cell of its own."""
+    n, src = reach.n_reach(cell, siblings)
+    for hook in SEARCH_COST_HOOKS:
+        if (secs := hook(cell, n)) is not None:
+            return {"seconds": float(secs), "n_reach": n, "reach_from": src}
+    ns = reach.evaluated_ns(cell, n)
+    ns = [max(ns)] if cell["method"] == "ntk_search" else ns
+    one = sum(cell_seconds(cal, evaluation_cell(cell, int(m), 0), name) for m in ns)
+    return {"seconds": one * len(cell["seeds"]), "n_reach": n, "reach_from": src}
 
 
 def _one_cell(cal, name, cell, own, everyone):
-    """(seconds, how) of one cell of experiment ``name``: ``own`` its stored
-    records by key, ``everyone`` every stored search record."""
-    if (rec := own.get(store.cell_key(cell))) is not None:
-        return rec["result"]["cell_seconds"], "stored"
+    """The estimate of one cell of experiment ``name`` (``seconds``, ``how``,
+    for a search ``n_reach`` and ``reach_from``): ``own`` its stored records
+    by key, ``everyone`` every stored search record."""
+    rec = own.get(store.cell_key(cell))  # stale records are left out of own (estimate)
+    if rec is not None:
+        return {"seconds": 0.0, "how": "stored", "stored_seconds": rec["result"]["cell_seconds"]}
     if not _is_search(cell):
-        return cell_seconds(cal, cell, name), "model"
-    mine = [r for r in everyone if r["experiment"] == name]
-    for how, candidates in (("search", mine), ("other experiment's search", everyone)):
-        est = search_seconds(cal, name, cell, [r["record"] for r in candidates])
+        return {"seconds": cell_seconds(cal, cell, name), "how": "model"}
+    every = [r["record"] for r in everyone]
+    mine = [r["record"] for r in everyone if r["experiment"] == name]
+    for how, candidates in (("search", mine), ("other experiment's search", every)):
+        est = search_estimate(cal, name, cell, candidates, siblings=every)
         if est is not None:
-            return est, how
-    one = cell_seconds(cal, evaluation_cell(cell, cell["n_max"], 0), name)
-    return one * len(cell["seeds"]), "floor"
+            return dict(est, how=how)
+    return dict(_floor_search(cal, name, cell, every), how="floor")
 
 
-def estimate(cells: dict[str, list[dict]], root: str | None = None) -> dict:
+def estimate(
+    cells: dict[str, list[dict]],
+    root: str | None = None,
+    exclude: frozenset = frozenset(),
+    reuse_stale: bool = False,
+) -> dict:
     """Estimated seconds of experiments' cells, calibrated on a results folder.
 
     Args:
         cells: experiment name -> its expanded (filled) cells
             (``ntkgap.runs.config.expand``).
-        root: the results folder to calibrate on, whose stored cells count
-            their stored seconds (default ``config.results_dir()``; absent or
-            empty: uncalibrated, the rates of ``REFERENCES``).
+        root: the results folder to calibrate on; its stored cells cost
+            nothing (they are not computed again) and report their stored
+            seconds (default ``config.results_dir()``; absent or empty:
+            uncalibrated, the rates of ``REFERENCES``).
+        exclude: cell keys whose stored records the model must not read
+            (a held-out check's cells).
+        reuse_stale: whether a record of other code counts as stored (by
+            default it is priced as a run recomputes it; its seconds still
+            calibrate the model).
 
     Returns:
         ``{"root", "calibrated_on" (stored cells; 0: uncalibrated),
-        "seconds" (total core-seconds), "experiments": {name: {"seconds",
-        "searches", "own_cells" (stored cells of its own), "cells": [{"seconds",
-        "how"}, ...] in the order given}}}``; ``how`` is ``stored``, ``model``,
-        ``search`` (scaled from its own stored search), ``other experiment's
-        search`` or ``floor`` (no stored search of that method anywhere).
+        "seconds" (total core-seconds to compute), "experiments": {name:
+        {"seconds", "stored_seconds", "searches", "own_cells" (stored cells
+        of its own), "cells": [{"seconds", "how", ...}, ...] in the order
+        given}}}``; ``how`` is ``stored`` (0 s; ``stored_seconds`` what it
+        took), ``model``, ``search`` (scaled from its own stored search),
+        ``other experiment's search`` or ``floor`` (no stored search of that
+        method anywhere); a search's also ``n_reach`` and ``reach_from``
+        (``reach.n_reach``).
     """
     root = root or config.results_dir()
-    stored = stored_records(root)
+    stored = {
+        exp: [r for r in recs if store.cell_key(r["cell"]) not in exclude]
+        for exp, recs in stored_records(root).items()
+    }
     cal = calibrate(stored)
     searches = [
         {"experiment": exp, "record": r}
@@ -449,17 +553,84 @@ def estimate(cells: dict[str, list[dict]], root: str | None = None) -> dict:
         if _is_search(r["cell"])
     ]
     out = {}
+    stale = getattr(store, "is_stale", None) if not reuse_stale else None
     for name, exp_cells in cells.items():
-        own = {store.cell_key(r["cell"]): r for r in stored.get(name, [])}
+        own = {
+            store.cell_key(r["cell"]): r
+            for r in stored.get(name, [])
+            if stale is None or not stale(r)  # a stale record is computed again
+        }
         per = [_one_cell(cal, name, c, own, searches) for c in exp_cells]
+        for p in per:
+            p["seconds"] = float(p["seconds"])
         out[name] = {
-            "seconds": float(sum(s for s, _ in per)),
+            "seconds": float(sum(p["seconds"] for p in per)),
+            "stored_seconds": float(sum(p.get("stored_seconds", 0.0) for p in per)),
             "searches": sum(map(_is_search, exp_cells)),
             "own_cells": len(stored.get(name, [])),
-            "cells": [{"seconds": float(s), "how": how} for s, how in per],
+            "cells": per,
         }
     total = float(sum(e["seconds"] for e in out.values()))
     return {"root": root, "calibrated_on": cal.cells, "seconds": total, "experiments": out}
+
+
+def makespan(durations: list[float], workers: int) -> float:
+    """Seconds until ``workers`` workers finish tasks of these durations,
+    each task on one worker, the longest started first (as the local
+    executor starts them; Graham's LPT list schedule, within 4/3 of the
+    optimum). It is at least the longest task and the total / workers.
+
+    Args:
+        durations: each task's seconds (a task's cells run one after another).
+        workers: how many run at once (>= 1).
+
+    Returns:
+        float seconds (0 with no task).
+    """
+    loads = [0.0] * max(1, int(workers))
+    for d in sorted(durations, reverse=True):
+        i = loads.index(min(loads))
+        loads[i] += d
+    return float(max(loads))
+
+
+def plan(name: str, cells: list[dict], est: dict, workers: int) -> dict:
+    """Per-cell estimates and the makespan of one experiment's cells.
+
+    Args:
+        name: the experiment's name (a key of ``est["experiments"]``).
+        cells: its expanded cells, in :func:`estimate`'s order.
+        est: :func:`estimate`'s result for them.
+        workers: the workers running at once (``--jobs``, Dask workers).
+
+    Returns:
+        ``{"per_cell": [{"key", "method", "estimate_s", "how", "experiment",
+        "target", "arch", "n_reach"}, ...] for the cells to compute,
+        "makespan_s", "longest_task_s", "tasks"}``: tasks grouped as
+        ``executors.tasks`` groups them (a search's steps and the searches
+        sharing its evaluations run one after another in one worker).
+    """
+    from ntkgap.runs import executors  # here: it loads the methods; a dry run may not need them
+
+    per, secs = [], {}
+    for c, e in zip(cells, est["experiments"][name]["cells"]):
+        if e["how"] == "stored":
+            continue
+        key = store.cell_key(c)
+        secs[key] = e["seconds"]
+        row = {"key": key, "method": c["method"], "estimate_s": e["seconds"], "how": e["how"],
+               "experiment": name, "target": c.get("target"), "arch": c.get("arch")}  # fmt: skip
+        if "n_reach" in e:
+            row.update(n_reach=e["n_reach"], reach_from=e["reach_from"])
+        per.append(row)
+    todo = [c for c in cells if store.cell_key(c) in secs]
+    chains = [sum(secs[store.cell_key(c)] for c in t) for t in executors.tasks(todo)]
+    return {
+        "per_cell": per,
+        "makespan_s": makespan(chains, workers),
+        "longest_task_s": float(max(chains, default=0.0)),
+        "tasks": len(chains),
+    }
 
 
 def basis(est: dict) -> str:

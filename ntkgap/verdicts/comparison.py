@@ -658,7 +658,7 @@ def refusals(cfg: dict, nstar: dict) -> list[str]:
     return out
 
 
-def dry_run_summary(cfg: dict, nstar: dict) -> dict:
+def dry_run_summary(cfg: dict, nstar: dict, jobs: int = 1) -> dict:
     """What a comparison would run: its cells, the theory's n* per predictor
     and its estimated cost (``ntkgap.runs.cost``, calibrated on the project's
     stored cells; uncalibrated reference rates when there are none).
@@ -666,16 +666,23 @@ def dry_run_summary(cfg: dict, nstar: dict) -> dict:
     Args:
         cfg: a config from :func:`plan`.
         nstar: :func:`theory_nstar` of it.
+        jobs: the workers the makespan is for.
 
     Returns:
-        ``{"cells", "n_star_theory", "cost", "cost_unit", "refusals"}``.
+        ``{"cells", "n_star_theory", "cost", "cost_unit", "refusals",
+        "per_cell", "makespan_s"}`` (``cost_model.plan``'s per-cell estimates
+        of the cells to compute and makespan on ``jobs`` workers).
     """
     profile = next(p for p in config.PROFILES if p in cfg)
     cells = [dict(g, L=cfg["_depths"][g["target"]]) for g in _cells(cfg)]
     expanded = runs_config.expand(cfg, profile, where="compare")
     est = cost_model.estimate({NAME: expanded}, config.results_dir())
     how = cost_model.basis(est)
+    pl = cost_model.plan(NAME, expanded, est, jobs)
     return {
+        "per_cell": pl["per_cell"],
+        "makespan_s": pl["makespan_s"],
+        "jobs": jobs,
         "cells": cells,
         "n_star_theory": {lab: {str(L): n for L, n in v.items()} for lab, v in nstar.items()},
         "cost": est["seconds"],
@@ -772,7 +779,7 @@ def compare(
     nstar = theory_nstar(cfg)
     predicted = predict_members(cfg) if predict else None  # before anything is written
     if dry_run:
-        plan_out = dry_run_summary(cfg, nstar)
+        plan_out = dry_run_summary(cfg, nstar, jobs)
         if predicted is not None:
             plan_out["predictions"] = [{k: i[k] for k in ("L", "prediction")} for i in predicted]
         return dict(plan_out, dry_run=True, profile=run_profile, budget=_public(cfg),
