@@ -319,6 +319,7 @@ def detail_lines(claims):
             f"- claim: {c['claim']} (paper: {c['paper']})",
             f"- predictors: {', '.join(c['predictors']) or '-'}; statistic: `{c['statistic']}`",
             f"- rule: {c['rule']['text']}",
+            f"- why this threshold: {c['rule'].get('reason', '-')}",
             f"- measured: {c['detail']}",
         ]
         if c.get("ci_method"):

@@ -476,13 +476,27 @@ def _train(args):
 def _predict_args(p):
     _arch_target_args(p)
     p.add_argument("--eps", type=float, default=0.1, help="relative test MSE [0.1]")
-    p.add_argument("--no-seal", action="store_true", help="do not write the sealed prediction file")
+    p.add_argument(
+        "--seal", action="store_true",
+        help="seal the prediction in RESULTS/predictions/ (refused if sealed already) [off]",
+    )  # fmt: skip
+    p.add_argument("--no-seal", action="store_true", help="do not seal (the default)")
+    p.add_argument(
+        "--results", metavar="DIR", default=None,
+        help="the stored searches the law is fitted on [NTKGAP_RESULTS, else ./results]",
+    )  # fmt: skip
 
 
 @verb("predict", "n* of the own-architecture NTK and of the trained net, before training",
       _predict_args)  # fmt: skip
 def _predict(args):
-    out = ntkgap.predict(args.target, args.arch, args.eps, seal=not args.no_seal)
+    from ntkgap._infra import config
+
+    if args.seal and args.no_seal:
+        raise UsageError("predict: give --seal or --no-seal, not both")
+    if args.results is not None:
+        config.set_results_dir(args.results)
+    out = ntkgap.predict(args.target, args.arch, args.eps, seal=args.seal)
     emit(args, out, "\n".join(_predict_text(out)))
 
 
@@ -501,6 +515,8 @@ def _predict_text(out):
         f"[{lo:.4g}, {hi:.4g}] (law {law['form']}, c = {law['c']:.3g}, p = {law['p']:.3g}, "
         f"C = {out['C']}, fitted on {len(law['families'])} other families)",
     ]
+    if "extrapolation" in out:
+        lines.append(out["extrapolation"]["text"])
     if out["winner"] is None:
         lines.append("winner: not predicted (no kernel n*)")
     else:

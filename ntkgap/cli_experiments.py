@@ -6,6 +6,7 @@ when ``ntkgap.cli.build_parser`` imports this module.
 
 from __future__ import annotations
 
+import os
 import sys
 
 import ntkgap
@@ -43,9 +44,11 @@ def _results_arg(p):
 def _run(args):
     from ntkgap._infra import config
     from ntkgap.runs import executors
+    from ntkgap.verdicts.claims import validate_config  # scipy: loaded by the verbs that need it
 
     if args.results is not None:
         config.set_results_dir(args.results)
+    validate_config(args.config, args.profile)  # cells and claims, before any cell runs
     if args.dry_run:
         return _run_dry(args)
     r = executors.run(
@@ -131,12 +134,18 @@ def _show(args):
     from ntkgap._infra import config
     from ntkgap.verdicts import overview
 
+    source = args.source
+    out_dir = overview.compare_folder(source)
+    if out_dir is not None:  # a compare folder: its config, its cells in OUT/results
+        source = os.path.join(out_dir, overview.COMPARE_CONFIG)
+        if args.results is None:
+            config.set_results_dir(os.path.join(out_dir, "results"))
     if args.results is not None:
         config.set_results_dir(args.results)
-    experiments = overview.experiments(args.source, args.profile)
+    experiments = overview.experiments(source, args.profile)
     if args.plot:
         check_out(args.plot, (".png", ".pdf", ".svg"))
-    out = overview.overview(args.source, experiments)
+    out = overview.overview(source, experiments)
     lines = overview.text(out)
     if args.plot:
         overview.plot(out["experiments"], args.plot)
@@ -202,7 +211,7 @@ def _compare(args):
 
     if args.out is None and not args.dry_run:
         raise UsageError("--out is required (except with --dry-run)")
-    fam = args.family[0] if len(args.family) == 1 else args.family
+    fam = comparison.family_option(args.family)
     r = ntkgap.compare(
         fam, args.depths, args.out, profile=args.profile, jobs=args.jobs, results=args.results,
         eps=args.eps, seeds=args.seeds, n_max=_n_max_option(args.n_max), dry_run=args.dry_run,

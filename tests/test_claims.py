@@ -537,7 +537,7 @@ BASE = {
     "statistic": "nstar_ratio",
     "profile": "quick",
     "params": {"family": {"name": "tree"}},
-    "rule": {"kind": "above", "threshold": 1.0},
+    "rule": {"kind": "above", "threshold": 1.0, "reason": "r"},
 }
 SCHEMA_ERRORS = [
     ({"profile": None}, "'profile' must be a non-empty string"),
@@ -545,7 +545,7 @@ SCHEMA_ERRORS = [
     ({"statistic": "magic"}, "statistic 'magic' is unknown (allowed: "),
     ({"rule": {"kind": "around"}}, "rule.kind must be one of above, below, equivalence"),
     ({"colour": "red"}, "unknown key 'colour' (allowed: "),
-    ({"rule": {"kind": "above", "threshold": 1.0, "min_depths": 2}},
+    ({"rule": {"kind": "above", "threshold": 1.0, "min_depths": 2, "reason": "r"}},
      "rule.min_depths is declared once per statistic"),
     ({"expect": "supported"}, "expect 'supported' is not allowed (allowed: not supported)"),
 ]  # fmt: skip

@@ -144,6 +144,10 @@ def test_curve_answers_match_and_warm_start():
     for key in ("test_mse", "train_mse", "test_mse_se"):
         assert fast[key] == pytest.approx(dense[key], abs=1e-9)
     assert fast["ridge_factor"] == dense["ridge_factor"]
+    direct = ntk_predictor.evaluate(arch, t, 600, seed=3, n_test=700, ridge="tuned",
+                                    solver="walsh-direct")  # fmt: skip
+    assert direct["solver"] == "walsh-direct" and direct["cg_iterations"] == 0
+    assert direct["test_mse"] == pytest.approx(dense["test_mse"], abs=1e-9)
     cold = ntk_predictor.NestedCurve(arch, t, seed=3, n_test=700, ridge="tuned",
                                      solver="walsh-cg").at(660)  # fmt: skip
     warm = curve.at(660)

@@ -36,7 +36,7 @@ RIDGE_GRID = (0.0, 1e-4, 1e-2, 1.0)
 TUNED = "tuned"
 #: solvers of a curve: by the estimated cost at each n, dense only, Walsh-CG only
 AUTO, CHOLESKY = "auto", "cholesky"
-SOLVERS = (AUTO, CHOLESKY, walsh_krr.SOLVER)
+SOLVERS = (AUTO, CHOLESKY, walsh_krr.SOLVER, walsh_krr.DIRECT)
 
 
 class NestedCurve:
@@ -65,7 +65,7 @@ class NestedCurve:
             raise UsageError(f"solver={solver!r} is not allowed (allowed: {', '.join(SOLVERS)})")
         self.solver, self._walsh = solver, None
         self._D = walsh_krr.read_set(arch, target.domain) if solver != CHOLESKY else None
-        if solver == walsh_krr.SOLVER and self._D is None:
+        if solver in (walsh_krr.SOLVER, walsh_krr.DIRECT) and self._D is None:
             raise UsageError(
                 f"solver={solver!r} needs a hypercube target and an fc or tree arch reading "
                 f"at most D_MAX={walsh_krr.D_MAX} coordinates"
@@ -135,8 +135,10 @@ class NestedCurve:
         rows = self.xt.shape[0]
         cap = self.kt.shape[1] if self.kt is not None else 0
         if n > cap:
-            cap = max(n, self.ws.capacity)
-            kt = self.ws.take("kt", rows * cap, reserve=rows * self.ws.capacity)
+            # room for the capacity where it fits (a large test set: n only)
+            fits = 8.0 * rows * self.ws.capacity <= memory.limit() / 4
+            cap = max(n, self.ws.capacity) if fits else n
+            kt = self.ws.take("kt", rows * cap, reserve=rows * cap)
             kt = kt[: rows * cap].reshape(rows, cap)
             if m:  # a buffer too small for n: its columns copied over
                 old = self.kt[:, :m]

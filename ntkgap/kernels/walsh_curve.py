@@ -2,7 +2,11 @@
 (``ntkgap.kernels.walsh_krr``): the matrix-free counterpart of
 :class:`~ntkgap.kernels.ntk_predictor.NestedCurve`'s Cholesky factors,
 which delegates to it at the n where the dense path would cost more
-(``walsh_krr.prefer``).
+(``walsh_krr.prefer``). Where n is small (``walsh_krr.DIRECT_MAX``) and
+the curve's solver is "auto", the training Gram is read from the kernel row
+at i XOR j and solved by Cholesky (``walsh_krr.DIRECT``), the predictions
+still one convolution: what makes a test set of half the cube cheap at
+every n.
 
 The pool, its labels and the test points are the shared split's
 (``ntkgap.targets.split``), so the answers are those of the dense path up to
@@ -56,7 +60,12 @@ class WalshCurve:
         return idx, y, walsh_krr.indices(sp.x_test[:, : self.D]), sp.y_test, sp.info()
 
     def _solve(self, key, idx, y, ridge):
-        prev, n = self._warm.get(key), idx.size
+        D, n, how = self.D, idx.size, self.curve.solver
+        cheaper = walsh_krr.direct_seconds(D, n) < walsh_krr.solve_seconds(D, n)
+        if how == walsh_krr.DIRECT or (how != walsh_krr.SOLVER and cheaper
+                                       and n <= walsh_krr.DIRECT_MAX):  # fmt: skip
+            return self.system.solve_direct(idx, y, ridge=ridge)
+        prev = self._warm.get(key)
         x0 = None
         if prev is not None:
             x0 = np.zeros(n)
@@ -68,7 +77,9 @@ class WalshCurve:
 
     def at(self, n: int, ridge_grid, *, return_predictions: bool = False) -> dict | None:
         """The predictor on the first n pool points, scored on the test points:
-        the dict ``NestedCurve.at`` returns, with ``solver`` = "walsh-cg",
+        the dict ``NestedCurve.at`` returns, with ``solver`` ("walsh-cg", or
+        "walsh-direct" where the curve's solver is that or "auto" and the
+        training Gram is small enough that Cholesky of it is the cheaper),
         ``cg_iterations`` (all solves of this n), ``cg_residual`` (the final
         solve's relative residual) and ``precond_features``; None where
         :meth:`pool` refuses.
@@ -101,8 +112,9 @@ class WalshCurve:
             "test_mse_se": float(np.std(sq) / np.sqrt(sq.size)) / var,
             "train_mse": float(np.mean((fit - y) ** 2)) / var,
             **info,
-            "ridge": ridge, "jitter": 0.0, "rcond": None, "note": "", "factor_n": int(n),
-            "solver": walsh_krr.SOLVER, "cg_iterations": iters + r["iterations"],
+            "ridge": ridge, "jitter": r.get("jitter", 0.0), "rcond": None, "note": "",
+            "factor_n": int(n), "cg_iterations": iters + r["iterations"],
+            "solver": r["method"],
             "cg_residual": r["residual"], "cg_converged": r["converged"],
             "precond_features": r["features"],
             **extra,

@@ -65,6 +65,7 @@ from scipy.sparse.linalg import LinearOperator, cg
 
 from ntkgap._infra import memory
 from ntkgap.errors import UsageError
+from ntkgap.kernels import krr
 from ntkgap.spectral import walsh
 
 #: the largest read set D served (a vector of 2^24 float64 is 128 MiB)
@@ -80,11 +81,22 @@ TRANSFORM_SECONDS_PER_ENTRY = 2.5e-9
 ITERATIONS_GUESS = 60
 #: dense float64 flop rate assumed by the crossover estimate (flop/s)
 DENSE_FLOPS = 1.0e10
+#: seconds per kernel entry of the dense path's Grams (the look-up path with
+#: its split and labels; calibrated on a test set of half the 20-cube)
+ENTRY_SECONDS = 1e-7
+#: below this estimated dense cost (seconds) a search keeps the dense path:
+#: its nested factor serves every smaller n, and the difference is negligible
+SWITCH_SECONDS = 1.0
 #: 2^D float64 vectors alive at the peak of a solve (the eigenvalues, the
 #: scattered vector, the transform's copy and half-length scratch, the
 #: product and the indicator's transform)
 VECTORS = 7
 SOLVER = "walsh-cg"
+#: the same predictions where the training Gram is small: K_SS read from g
+#: at i XOR j and solved by Cholesky (``ntkgap.kernels.krr``), the
+#: predictions still one convolution (``DIRECT_MAX`` points at most)
+DIRECT = "walsh-direct"
+DIRECT_MAX = 8192
 
 
 def read_set(arch, domain) -> int | None:
@@ -192,9 +204,38 @@ def solve_seconds(D: int, n: int, iterations: int = ITERATIONS_GUESS) -> float:
     return (4 * iterations + 3) * D * 2.0**D * TRANSFORM_SECONDS_PER_ENTRY
 
 
+def direct_seconds(D: int, n: int) -> float:
+    """Estimated seconds of a ``DIRECT`` solve: the n^2 look-up, the n^3 / 3
+    Cholesky flops and the predictions' two transforms.
+
+    Args:
+        D: the read set's size.
+        n: training points.
+
+    Returns:
+        seconds (float).
+    """
+    return (float(n) ** 3 / 3 + 20.0 * float(n) ** 2) / DENSE_FLOPS + solve_seconds(D, n, 0)
+
+
+def walsh_seconds(D: int, n: int) -> float:
+    """The estimated seconds of the cheaper Walsh route at n (``DIRECT`` up
+    to ``DIRECT_MAX`` points, else CG): the number a cost model can call.
+
+    Args:
+        D: the read set's size.
+        n: training points.
+
+    Returns:
+        seconds (float).
+    """
+    cg_s = solve_seconds(D, n)
+    return min(cg_s, direct_seconds(D, n)) if n <= DIRECT_MAX else cg_s
+
+
 def dense_seconds(n: int, n_test: int) -> float:
-    """Estimated seconds of the dense Cholesky path at n: n^3 / 3 flops and
-    the n^2 + n_test n kernel entries (``DENSE_FLOPS``).
+    """Estimated seconds of the dense Cholesky path at n: n^3 / 3 flops
+    (``DENSE_FLOPS``) and the n^2 + n_test n kernel entries (``ENTRY_SECONDS``).
 
     Args:
         n: training points.
@@ -204,12 +245,13 @@ def dense_seconds(n: int, n_test: int) -> float:
         seconds (float).
     """
     n, n_test = float(n), float(n_test)
-    return (n**3 / 3 + 20.0 * (n * n + n * n_test)) / DENSE_FLOPS
+    return n**3 / 3 / DENSE_FLOPS + ENTRY_SECONDS * (n * n + n * n_test)
 
 
 def prefer(D: int | None, n: int, n_test: int) -> bool:
-    """Whether a search should solve at n by Walsh-CG: D within ``D_MAX``
-    and the dense path's estimated time or memory the larger.
+    """Whether a search should solve at n by Walsh-CG (or ``DIRECT``): D
+    within ``D_MAX`` and the dense path's memory over the limit, or its
+    estimated time over ``SWITCH_SECONDS`` and the larger.
 
     Args:
         D: ``read_set``'s answer (None: never).
@@ -224,7 +266,8 @@ def prefer(D: int | None, n: int, n_test: int) -> bool:
     dense_bytes = memory.regression_bytes(n, n_test, D) + 8.0 * n * n_test
     if dense_bytes > memory.limit():
         return True
-    return solve_seconds(D, n) < dense_seconds(n, n_test)
+    dense = dense_seconds(n, n_test)
+    return dense > SWITCH_SECONDS and walsh_seconds(D, n) < dense
 
 
 def indices(x) -> np.ndarray:
@@ -245,19 +288,21 @@ class WalshSystem:
     operator (module doc). Attributes: ``D``, ``lam`` (lambda = H g),
     ``g0`` (the kernel's diagonal g(1))."""
 
-    def __init__(self, lam, g0: float):
-        """Args: lam: the spectrum (``spectrum``); g0: the diagonal K(x, x)."""
+    def __init__(self, lam, g=None):
+        """Args: lam: the spectrum (``spectrum``); g: the kernel row (None:
+        H lam / 2^D)."""
         self.lam = np.asarray(lam, dtype=np.float64)
         self.size = self.lam.size
         self.D = int(round(math.log2(self.size)))
-        self.g0 = float(g0)
+        self.g = walsh.fwht(self.lam) / self.size if g is None else np.asarray(g, np.float64)
+        self.g0 = float(self.g[0])
         self._deg = walsh.popcount(np.arange(self.size))
 
     @classmethod
     def of(cls, arch, D: int, kind: str = "ntk") -> WalshSystem:
         """The system of ``arch``'s kernel on {-1,+1}^D (``kernel_row``)."""
         g = kernel_row(arch, D, kind)
-        return cls(spectrum(g), g[0])
+        return cls(spectrum(g), g)
 
     def _scatter(self, idx, v) -> np.ndarray:
         u = np.zeros(self.size)
@@ -313,6 +358,30 @@ class WalshSystem:
 
         return apply, {"k0": int(k0), "features": int(low.size)}
 
+    def solve_direct(self, idx, y, *, ridge: float = 0.0) -> dict:
+        """Solve (K_SS + ridge I) alpha = y by Cholesky of K_SS read from g at
+        i XOR j (``krr.fit``: its jitter rule where K_SS is singular).
+
+        Args:
+            idx: training indices.
+            y: targets, shape (n,).
+            ridge: the ridge (>= 0).
+
+        Returns:
+            as :meth:`solve` (``iterations`` 0), and ``jitter``.
+        """
+        idx = np.asarray(idx, dtype=np.int64)
+        t0 = time.perf_counter()
+        memory.check(8.0 * 3 * idx.size**2, f"a {idx.size} x {idx.size} Walsh-direct Gram")
+        sol = krr.fit(self.g[np.bitwise_xor(idx[:, None], idx[None, :])], y, ridge=ridge)
+        ynorm = float(np.linalg.norm(y)) or 1.0
+        res = float(np.linalg.norm(y - self.matvec(idx, sol.alpha, ridge))) / ynorm
+        return {
+            "alpha": sol.alpha, "iterations": 0, "residual": res, "converged": True,
+            "seconds": time.perf_counter() - t0, "k0": None, "features": 0,
+            "jitter": sol.jitter, "method": DIRECT,
+        }  # fmt: skip
+
     def solve(self, idx, y, *, ridge: float = 0.0, x0=None, rtol: float = RTOL,
               precondition: bool = True, maxiter: int | None = None) -> dict:  # fmt: skip
         """Solve (K_SS + ridge I) alpha = y by preconditioned CG.
@@ -328,7 +397,8 @@ class WalshSystem:
 
         Returns:
             ``alpha``, ``iterations``, ``residual`` (|y - A alpha| / |y|,
-            recomputed), ``converged``, ``seconds``, ``k0``, ``features``.
+            recomputed), ``converged``, ``seconds``, ``k0``, ``features``,
+            ``method`` (``SOLVER``).
 
         References:
             Saad, "Iterative Methods for Sparse Linear Systems", 2003, alg. 9.1.
@@ -356,7 +426,7 @@ class WalshSystem:
         return {
             "alpha": alpha, "iterations": count[0], "residual": res, "converged": info == 0,
             "seconds": time.perf_counter() - t0, "k0": facts.get("k0"),
-            "features": facts.get("features", 0),
+            "features": facts.get("features", 0), "method": SOLVER,
         }  # fmt: skip
 
     def predict(self, idx, alpha, at=None) -> np.ndarray:

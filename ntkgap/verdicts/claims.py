@@ -16,6 +16,7 @@ A claim in an experiment's TOML::
     [claim.rule]            # the pre-registered decision rule
     kind = "equivalence"
     margin = 0.5
+    reason = "half a decade: ..."   # why this threshold (required)
 
 The rules and their verdicts are :mod:`ntkgap.verdicts.rules`; the statistics
 are in :mod:`ntkgap.verdicts.curve_statistics` and
@@ -27,7 +28,9 @@ Every evaluated claim is one JSON object with the fields ``id``, ``claim``,
 ``detail``; depth-indexed claims add ``depths_resolved`` and
 ``depths_bounded``. The depth rule of a statistic (how many usable depths it
 needs) is declared once, in :data:`MIN_DEPTHS`, for the experiments and
-``ntkgap compare`` alike. :func:`family_wise` states what deciding many
+``ntkgap compare`` alike. :func:`validate_config` checks a whole config
+(its cells and its claims) and every verb that reads one calls it before
+any cell runs. :func:`family_wise` states what deciding many
 claims means for the chance of a false "supported".
 
 References:
@@ -42,6 +45,8 @@ from collections.abc import Callable
 
 from ntkgap._infra import config as env
 from ntkgap.errors import UsageError
+from ntkgap.runs import config as runs_config
+from ntkgap.runs.registry import METHODS
 from ntkgap.verdicts import (
     curve_statistics,
     mechanism,
@@ -60,6 +65,7 @@ __all__ = [
     "evaluate",
     "family_wise",
     "parse_claims",
+    "validate_config",
 ]
 
 CLAIM_KEYS = {
@@ -96,6 +102,59 @@ MIN_DEPTHS = {
     "pstar_scaling": 3,
     "pstar_ratio": 3,
 }
+
+
+#: the claim params that name predictor sides (``selection.Side.parse``): one
+#: side, or (``a`` of ``nstar_ratio``, ``also``) a list of side tables
+SIDE_PARAMS = ("a", "b", "kernel", "also")
+#: the methods whose stored searches a side can read
+SIDE_METHODS = tuple(m for m in METHODS if m.endswith("_search"))
+
+
+def validate_config(path: str, profile: str | None = None) -> tuple[dict, list[rules.Claim]]:
+    """Reads and checks a whole experiment config: its cells (methods,
+    parameters, specs, sizes: ``runs.config.load_config``) and its claims
+    (every field, statistic, profile, rule kind and number, the rule's
+    ``reason``, each predictor side: :func:`parse_claims`). ``run``, ``run
+    --dry-run``, ``show`` and ``compare`` call it before any cell runs.
+
+    Args:
+        path: the TOML config file.
+        profile: a profile the config must hold (None: any).
+
+    Returns:
+        (the parsed config, its claims); a one-line UsageError naming the
+        field and the allowed values otherwise.
+    """
+    cfg = runs_config.load_config(path, profile)
+    return cfg, parse_claims(cfg, path)
+
+
+def _sides_of(key: str, value) -> list:
+    """The side specs a claim param holds (one side, or a list of tables)."""
+    if key == "also" or (isinstance(value, list) and value and isinstance(value[0], dict)):
+        return list(value) if isinstance(value, list) else [value]
+    return [value]
+
+
+def _check_sides(params: dict, tag: str) -> None:
+    """One-line UsageError unless every predictor side of a claim's params
+    parses and names a search method."""
+    for key in SIDE_PARAMS:
+        if key not in params:
+            continue
+        for side in _sides_of(key, params[key]):
+            try:
+                s = selection.Side.parse(side)
+            except UsageError as exc:
+                raise UsageError(f"{tag}: params.{key}: {exc}") from None
+            if s.method not in SIDE_METHODS:
+                raise UsageError(
+                    f"{tag}: params.{key}: method {s.method!r} is not allowed "
+                    f"(allowed: {', '.join(SIDE_METHODS)})"
+                )
+            if not isinstance(s.arch, str) or not s.arch:
+                raise UsageError(f"{tag}: params.{key}: arch must be a non-empty spec string")
 
 
 def parse_claims(cfg: dict, where: str) -> list[rules.Claim]:
@@ -161,6 +220,7 @@ def _check_fields(c: dict, tag: str) -> None:
         raise UsageError(f"{tag}: 'predictors' must be a list of spec strings")
     if not isinstance(c.get("params", {}), dict):
         raise UsageError(f"{tag}: 'params' must be a table")
+    _check_sides(c.get("params", {}), tag)
     rules.check_rule(c.get("rule", {}), tag)
     allowed = (rules.NOT_SUPPORTED,)  # negative controls (control_check reads them so)
     if c.get("expect") is not None and c["expect"] not in allowed:

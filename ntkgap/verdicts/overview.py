@@ -13,7 +13,11 @@ from ntkgap._infra.files import save_figure
 from ntkgap.errors import UsageError
 from ntkgap.runs import config as runs_config
 from ntkgap.runs import store
+from ntkgap.verdicts import claims as claims_mod
 
+#: the config ``ntkgap compare`` writes into its output folder (its cells
+#: in ``OUT/results``, its claims in ``OUT/results.json``)
+COMPARE_CONFIG, COMPARE_RESULTS = "compare.toml", "results.json"
 SHOW_KEYS = ("target", "arch", "domain", "width", "L", "kmax", "seed", "seeds", "ridge")
 #: what a search's row keeps of each seed: n* between the bracket [lo, hi], or
 #: censored ("right": above the bound, "left": at or below it)
@@ -106,6 +110,23 @@ def fmt_value(v) -> str:
     return "-" if v is None else str(v)
 
 
+def compare_folder(src: str) -> str | None:
+    """The output folder of ``ntkgap compare`` that ``src`` names: the folder
+    (holding ``compare.toml``) or its ``compare.toml``; None otherwise.
+
+    Args:
+        src: the config or folder given to ``show``.
+
+    Returns:
+        str or None.
+    """
+    if os.path.isdir(src) and os.path.isfile(os.path.join(src, COMPARE_CONFIG)):
+        return src
+    if os.path.isfile(src) and os.path.basename(src) == COMPARE_CONFIG:
+        return os.path.dirname(src) or "."
+    return None
+
+
 def experiments(src: str, profile: str | None = None) -> list:
     """The experiments ``ntkgap show`` lists: a config's cells (of ``profile``,
     else of every profile it ran, else has), or every stored cell of a folder
@@ -120,7 +141,7 @@ def experiments(src: str, profile: str | None = None) -> list:
     """
     found = []  # (name, folder, rows)
     if os.path.isfile(src):
-        cfg = runs_config.load_config(src, profile)
+        cfg, _ = claims_mod.validate_config(src, profile)  # cells and claims, one-line errors
         folder = os.path.join(config.results_dir(), cfg["name"])
         have = [p for p in runs_config.PROFILES if p in cfg]
         ran = [p for p in have if os.path.exists(os.path.join(folder, f".config-{p}.json"))]
@@ -210,6 +231,8 @@ def overview(src: str, experiments: list) -> dict:
     where = _own_claims(src)
     folder, name, own = where["folder"], where["name"], where["ids"]
     path = os.path.join(folder, "summary.json")
+    if compare_folder(src) is not None:  # compare evaluates its claims into results.json
+        path, own = os.path.join(compare_folder(src), COMPARE_RESULTS), None
     summary = store.load_result(path)
     claims = summary.get("claims", []) if isinstance(summary, dict) else []
     if own is not None:
@@ -226,6 +249,8 @@ def overview(src: str, experiments: list) -> dict:
     make = _make_summary(folder, experiments, where["profiles"])
     if not isinstance(summary, dict):
         out["note"] = f"no claims: {folder} has no summary.json; evaluate them with {make}"
+        if compare_folder(src) is not None:
+            out["note"] = f"no claims: {path} is not written yet (the compare run did not finish)"
     elif own and len(claims) < len(own):
         missing = [i for i in own if i not in {c.get("id") for c in claims}]
         out["note"] = (

@@ -76,7 +76,7 @@ from ntkgap._infra.files import atomic_write, dumps
 from ntkgap.errors import UsageError
 from ntkgap.runs import scaling, store
 from ntkgap.targets import constituents, parse_target
-from ntkgap.verdicts import intervals, rules, selection
+from ntkgap.verdicts import extrapolation, intervals, rules, selection
 
 INF = math.inf
 LN10 = math.log(10.0)
@@ -414,7 +414,7 @@ def combine(kernel: dict, net: dict, law: dict) -> dict:
         "law": {key: law[key] for key in ("form", "c", "p", "s", "dof", "families", "method")},
     }
     if k is not None:
-        r_iv = [k / hi, INF if kernel["censored"] else k / lo]
+        r_iv = [k / hi, INF if kernel["censored"] or lo == 0 else k / lo]
         ratio = k / net["n_star"]
         out.update(ratio=ratio, ratio_interval=r_iv, winner="net" if ratio > 1 else "kernel")
         out["winner_decided"] = r_iv[0] > 1 or r_iv[1] < 1
@@ -437,8 +437,12 @@ def prediction(
         kernel_fn: (target, arch, eps) -> ``kernel_theory``'s dict.
 
     Returns:
-        (``combine``'s dict plus ``target``, ``arch``, ``eps``, ``C`` and
-        ``measured``: whether the family has stored net n*; the law).
+        (``combine``'s dict plus ``target``, ``arch``, ``eps``, ``C``,
+        ``measured`` (whether the family has stored net n*) and
+        ``extrapolation`` (``extrapolation.assess``: families fitted on and
+        needed, the distance of C outside the fitted range; a flagged
+        question's interval widened to the family level, a refused one's
+        [0, inf]); the law).
     """
     own = family_label(target)
     points = collect(sources, eps, profile=profile) if points is None else points
@@ -446,13 +450,21 @@ def prediction(
     if not points:
         raise UsageError(
             f"predict: nothing to fit on: no stored net search of {', '.join(sources)} at eps "
-            f"{eps:g} in {config.results_dir()} (run them there, or set NTKGAP_RESULTS)"
+            f"{eps:g} in {config.results_dir()} (run them there, or give --results DIR)"
         )
     others = [pt for pt in points if pt.family != own and pt.target != target]
     law = fit_law(others)
     C = constituents.of_target(parse_target(target))
-    out = combine(kernel_fn(target, arch, eps), law_predict(law, C), law)
+    ext = extrapolation.assess(others, law, C, PI_LEVEL)
+    net = law_predict(law, C)
+    if ext["refused"]:
+        net["interval"] = [0.0, INF]
+    elif ext["interval"] is not None:  # the wider of the point- and family-level intervals
+        lo, hi = net["interval"]
+        net["interval"] = [min(lo, ext["interval"][0]), max(hi, ext["interval"][1])]
+    out = combine(kernel_fn(target, arch, eps), net, law)
     out.update(target=target, arch=arch, eps=eps, C=C, measured=len(others) < len(points))
+    out["extrapolation"] = {k: v for k, v in ext.items() if k != "interval"}
     return out, law
 
 

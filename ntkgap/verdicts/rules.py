@@ -11,6 +11,8 @@ than ``scaling.MIN_SEEDS_FOR_CI`` seeds) gives "inconclusive".
 ``min_depths = K`` asks for at least K usable depths, resolved or bounded
 ("too few depths"); 0 usable depths never pass. It is declared once per
 statistic (``ntkgap.verdicts.claims.MIN_DEPTHS``), not in the configs.
+Every rule carries ``reason``: the one-line reason for its threshold or
+margin (REPORT.md shows it beside the rule).
 A statistic that decides per depth or per n (interval statistics, the
 every-n equivalence) hands its verdict, reached with :func:`rule_verdict`,
 in ``Measured.verdict``. A CI end that censoring leaves open (``lo_censored``/``hi_censored``: a
@@ -35,6 +37,9 @@ NOT_RUN = "decided by a larger profile (not run)"
 VERDICTS = (SUPPORTED, NOT_SUPPORTED, INCONCLUSIVE, TOO_FEW_DEPTHS, NOT_RUN)
 RULE_KINDS = {"above": ("threshold",), "below": ("threshold",), "equivalence": ("margin",)}
 RULE_OPTIONS = {"deterministic", "min_depths"}
+#: the key every rule of a config carries: the one-line reason for its threshold
+#: or margin (shown beside the rule in REPORT.md)
+RULE_REASON = "reason"
 #: the profile that decides a claim: one of the run profiles, smallest first
 CLAIM_PROFILES = PROFILES
 
@@ -102,7 +107,7 @@ def check_rule(rule, tag: str) -> None:
     if not isinstance(rule, dict) or rule.get("kind") not in RULE_KINDS:
         raise UsageError(f"{tag}: rule.kind must be one of {', '.join(RULE_KINDS)}")
     need = RULE_KINDS[rule["kind"]]
-    allowed = {"kind", *need, *RULE_OPTIONS}
+    allowed = {"kind", *need, *RULE_OPTIONS, RULE_REASON}
     unknown = set(rule) - allowed
     if unknown:
         raise UsageError(
@@ -113,6 +118,12 @@ def check_rule(rule, tag: str) -> None:
         v = rule.get(key)
         if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v):
             raise UsageError(f"{tag}: rule.{key} must be a number")
+    why = rule.get(RULE_REASON)
+    if not isinstance(why, str) or not why.strip() or "\n" in why:
+        raise UsageError(
+            f"{tag}: rule.{RULE_REASON} must be the threshold's reason in one line "
+            f'(rule = {{ kind = ..., {need[0]} = ..., {RULE_REASON} = "..." }})'
+        )
 
 
 def rule_text(rule: dict) -> str:
