@@ -4,9 +4,13 @@ already stored (usually the quick profile's): the cost model of
 every experiment config that has the profile (its own table or one it
 includes). Prints core-hours per experiment and in total.
 
-    python benchmarks/estimate_profile.py [quick|paper|full] [--detail]
+    python benchmarks/estimate_profile.py [quick|paper|full] [--detail] [--largest K]
     (NTKGAP_RESULTS: where the stored cells are, default results/;
-    --detail: core-hours per method and arch too)
+    --detail: core-hours per method and arch too; --largest: the K costliest
+    cells with the n each search is expected to reach)
+
+Cells already stored (by this code) cost nothing; their stored seconds are
+printed beside the total.
 """
 
 import glob
@@ -46,7 +50,22 @@ def _line(name, exp, calibrated):
     return f"{name:16s} {n:6d} {exp['searches']:9d} {exp['seconds'] / 3600:22.2f}{note}"
 
 
-def main(profile, detail=False):
+def _largest(cells, est, k):
+    """Prints the k costliest cells of the estimate."""
+    rows = [
+        (e["seconds"], name, c, e)
+        for name, exp in est["experiments"].items()
+        for c, e in zip(cells[name], exp["cells"])
+    ]
+    print(f"the {k} costliest cells:")
+    for secs, name, c, e in sorted(rows, key=lambda r: -r[0])[:k]:
+        reach = f" n ~{e['n_reach']:.0f} ({e['reach_from']})" if "n_reach" in e else ""
+        cap, seeds = c.get("n_max", c.get("n")), len(c.get("seeds", [0]))
+        print(f"  {secs / 3600:7.2f} core-h  {name:16s} {c['method']:19s} {c.get('arch', '')} "
+              f"{c.get('target', '')} cap {cap} seeds {seeds}{reach}")  # fmt: skip
+
+
+def main(profile, detail=False, largest=0):
     if profile not in config.PROFILES:
         sys.exit(f"estimate_profile: profile {profile!r} (allowed: {', '.join(config.PROFILES)})")
     cells = profile_cells(profile)
@@ -65,7 +84,11 @@ def main(profile, detail=False):
                 parts[part] = parts.get(part, 0.0) + e["seconds"]
             for part, v in sorted(parts.items(), key=lambda kv: -kv[1]):
                 print(f"    {part:40s} {v / 3600:10.2f}")
+    if largest:
+        _largest(cells, est, largest)
     total = est["seconds"]
+    stored = sum(e["stored_seconds"] for e in est["experiments"].values())
+    print(f"(stored cells, not computed again: {stored / 3600:.2f} core-hours)")
     print(
         f"{'total':16s} {'':6s} {'':9s} {total / 3600:22.2f}   (cells run 2 at a time on a "
         f"2-core machine: ~{total / 3600 / 2:.1f} h wall)"
@@ -74,5 +97,7 @@ def main(profile, detail=False):
 
 
 if __name__ == "__main__":
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    main(args[0] if args else "full", detail="--detail" in sys.argv)
+    argv = sys.argv[1:]
+    k = int(argv[argv.index("--largest") + 1]) if "--largest" in argv else 0
+    args = [a for a in argv if not a.startswith("--") and a != str(k)]
+    main(args[0] if args else "full", detail="--detail" in argv, largest=k)

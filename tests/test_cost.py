@@ -369,3 +369,19 @@ def test_compare_dry_run_lists_each_cells_estimate_and_the_makespan(tmp_path, cl
     assert {"key", "method", "estimate_s"} <= set(got["per_cell"][0])
     assert total / 3 - 1e-6 <= got["makespan_s"] <= total + 1e-6
     assert "min on 3 workers" in cli(*args, env=env).stdout
+
+
+def test_a_tuned_search_takes_the_tuned_factor_of_the_nearest_stored_cap(tmp_path):
+    """Stored tuned/ridgeless pairs at caps 512 (2x) and 8192 (5x), and a
+    ridgeless twin of the cell (100 s): the tuned cell at cap 1024 with the
+    twin's evaluations is 100 s x 2 (the pair at 512 is the nearer)."""
+    pairs = [("z", _search(512, ridge=r), s) for r, s in ((0.0, 10.0), ("tuned", 20.0))]
+    pairs += [("z", _search(8192, ridge=r), s) for r, s in ((0.0, 10.0), ("tuned", 50.0))]
+    other = "tree:d=40,L=4,arity=2,node=linear"
+    for exp, c, secs in pairs:
+        _write(tmp_path, exp, [_search_record(dict(c, target=other), secs)])
+    _write(tmp_path, "x", [_search_record(_search(1024), 100.0)])
+    (c,) = cost.estimate({"x": [_search(1024, ridge="tuned")]}, str(tmp_path))["experiments"]["x"][
+        "cells"
+    ]
+    assert c["seconds"] == pytest.approx(200.0) and c["reach_from"] == "sibling"

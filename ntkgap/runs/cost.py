@@ -1,5 +1,6 @@
 """What cells will cost before they run, in seconds of one core, calibrated
-on the cells already stored (usually the quick profile's).
+on the cells already stored (usually the quick profile's), and the makespan
+of their tasks on N workers (:func:`plan`).
 
 Work per cell (:func:`work`): for a network, seeds x steps x (batch x
 weights + a fixed per-step cost); for KRR, n^3 / 3 (Cholesky) plus the test
@@ -13,37 +14,39 @@ method (the most compute-bound). The per-step cost of a network is fitted
 on the stored net cells with the steps they really ran (a plateau stops
 them before the cap).
 
-Search cells (methods ``*_search``; :func:`search_seconds`) are scaled
-from the stored search that matches best (of the same experiment when it
-has one, else of any; preferring in turn: tuned ridge or not as the cell,
-the same arch family, the same target, the same arch, the nearest n_max,
-the costliest), its ``cell_seconds`` multiplied by the ratio of modelled work,
-new over stored:
+Search cells (methods ``*_search``; :func:`search_estimate`) are priced by
+the n their evaluations will reach (:func:`ntkgap.runs.reach.n_reach`: a
+stored sibling's crossing of the cell's eps, else eigenlearning's n*, the
+cap only where that is expected to censor), the search replayed on a
+planted curve crossing eps there (:func:`ntkgap.runs.reach.evaluated_ns`:
+its bracket and bisection), each evaluation's work by :func:`work` (a nested
+kernel search pays one factorization per seed, at its largest n; a network
+search one training per evaluation, plus its learning-rate sweep):
 
-- the new search makes the stored search's evaluations (the learning-rate
-  sweep's seeds x rates at its n, then every (seed, n) of the search), with
-  each n multiplied by n_max(new) / n_max(stored) (the geometric bracket
-  stretched to the longer range; an upper bound for seeds whose n* was
-  resolved below the stored n_max) and the seeds repeated seeds(new) /
-  seeds(stored) times;
-- an evaluation's relative cost is a net's :func:`work` (independent of n
-  with a minibatch) or n^p for a kernel, p fitted on the experiment's
-  stored ``ntk`` cells (3 if none);
-- the stored seconds divided by the same model applied to the stored
-  search calibrates it (search bookkeeping, early stopping at a plateau,
-  the machine's load);
-- a tuned ridge scaled from a ridgeless search is multiplied by the tuned
-  factor (divided, the other way round): the median seconds ratio, tuned
-  over ridgeless, of the stored searches differing only in their ridge, at
-  the largest n_max that has such a pair (1 without one).
+- a kernel search whose stored twin (same method, target, arch and ridge
+  kind) exists is that twin's seconds times the ratio of modelled work;
+- otherwise an affine law of seconds on modelled work, fitted on the stored
+  ridgeless searches of the method and arch family (else the method), each
+  at the n it reached; a tuned ridge times the tuned factor: the median
+  seconds ratio, tuned over ridgeless, of stored searches differing only in
+  their ridge, at the stored cap nearest the cell's (1 without a pair; a
+  twin of the other ridge kind takes the same factor);
+- with fewer than 3 stored amounts of work, the most similar stored search
+  (same experiment first; preferring tuned-ness, arch family, target, arch,
+  nearest n_max) scaled by the ratio of modelled work;
+- an after-kernel search with none stored: the net_search of its keys plus
+  its two kernel regressions per evaluation;
+- a solver with its own cost law answers first (``SEARCH_COST_HOOKS``).
 
-A search with no stored search of its method anywhere costs one evaluation
-at n_max per seed (a floor). A stored cell counts its stored seconds.
+A search with no stored search of its method anywhere costs its evaluations
+at the n it will reach, each priced as a cell (a floor). A stored cell
+costs nothing (it is not computed again) unless its record is of other code.
 
 Uncalibrated: a method with a work law and no stored cell takes the rate of
 its reference measurement in ``REFERENCES`` (this 2-core CPU machine,
 ``benchmarks/RESULTS.md``); with nothing stored at all every cell does. A
-rough guide (within a factor ~2-3 calibrated, more uncalibrated), not a
+rough guide (within 2x on the held-out check of benchmarks/cost_check.py,
+calibrated; more uncalibrated), not a
 promise: it assumes this machine and cell sizes it can extrapolate to.
 """
 
@@ -151,7 +154,9 @@ class Calibration:
         floor: method -> median stored seconds.
         ntk_power: experiment -> p of a one-seed ntk cell's time ~ n^p.
         tuned_factor: seconds of a tuned-ridge search over the same search
-            ridgeless (1 with no stored pair).
+            ridgeless, at the largest n_max with a stored pair (1 with none).
+        tuned_pairs: (n_max, that ratio) of every stored pair
+            (:func:`tuned_factor_at`).
         cells: how many stored cells it was fitted on.
     """
 
@@ -162,6 +167,7 @@ class Calibration:
     ntk_power: dict = field(default_factory=dict)
     tuned_factor: float = 1.0
     cells: int = 0
+    tuned_pairs: tuple = ()
 
 
 def _seconds_points(recs, step_overhead):
@@ -238,10 +244,10 @@ def _tuned(cell: dict) -> bool:
     return isinstance(cell.get("ridge"), str)
 
 
-def _tuned_factor(stored) -> float:
-    """Median seconds ratio, tuned over ridgeless, of the stored searches
-    that differ only in their ridge, at the largest n_max with such a pair
-    (the most compute-bound); 1.0 without a pair."""
+def _tuned_factor(stored) -> tuple:
+    """(median seconds ratio, tuned over ridgeless, of the stored searches
+    that differ only in their ridge at the largest n_max with such a pair,
+    1.0 without a pair; every pair's (n_max, ratio))."""
     groups = {}
     for recs in stored.values():
         for r in recs:
@@ -258,9 +264,27 @@ def _tuned_factor(stored) -> float:
         if len(g) == 2 and g[False]["result"]["cell_seconds"] > 0
     ]
     if not pairs:
-        return 1.0
+        return 1.0, ()
     top = max(n for n, _ in pairs)
-    return float(np.median([x for n, x in pairs if n == top]))
+    return float(np.median([x for n, x in pairs if n == top])), tuple(sorted(pairs))
+
+
+def tuned_factor_at(cal: Calibration, n_max: int) -> float:
+    """The tuned-over-ridgeless seconds ratio for a search of cap ``n_max``:
+    the median over the stored pairs at the stored cap nearest it (in log):
+    a tuned ridge's extra factorizations weigh less where fixed costs lead.
+
+    Args:
+        cal: a :class:`Calibration`.
+        n_max: the search's cap.
+
+    Returns:
+        float (``cal.tuned_factor`` with no stored pair).
+    """
+    if not cal.tuned_pairs:
+        return cal.tuned_factor
+    near = min({n for n, _ in cal.tuned_pairs}, key=lambda n: abs(np.log(n / n_max)))
+    return float(np.median([x for n, x in cal.tuned_pairs if n == near]))
 
 
 def calibrate(stored: dict[str, list[dict]]) -> Calibration:
@@ -290,7 +314,8 @@ def calibrate(stored: dict[str, list[dict]]) -> Calibration:
             big = w >= np.quantile(w, 0.75)
             rate[m] = float(np.median(secs[big] / w[big]))
     n = sum(map(len, stored.values()))
-    return Calibration(overhead, local, rate, floor, powers, _tuned_factor(stored), n)
+    factor, pairs = _tuned_factor(stored)
+    return Calibration(overhead, local, rate, floor, powers, factor, n, pairs)
 
 
 def _reference_seconds(cell: dict) -> float:
@@ -419,21 +444,36 @@ def search_estimate(
     if q["cell"] == cell:
         return {"seconds": q["result"]["cell_seconds"], "n_reach": n, "reach_from": src}
     modelled_new = _search_work(cal, experiment, cell, n)
+    twins = [r for r in candidates if _twin(r["cell"], cell)]
+    if twins:  # the same tuned-ness first, then the nearest cap
+        q = max(
+            twins,
+            key=lambda r: (
+                _tuned(r["cell"]) == _tuned(cell),
+                -abs(np.log(r["cell"]["n_max"] / cell["n_max"])),
+            ),
+        )
     fit = _search_fit(cal, experiment, cell, candidates)
-    if fit is not None and not _twin(q["cell"], cell):
-        secs = (fit[0] + fit[1] * modelled_new) * cal.tuned_factor ** _tuned(cell)
+    if fit is not None and not twins:
+        secs = (fit[0] + fit[1] * modelled_new) * tuned_factor_at(cal, cell["n_max"]) ** _tuned(
+            cell
+        )
         return {"seconds": float(secs), "n_reach": n, "reach_from": src}
     modelled_stored = _search_work(cal, experiment, q["cell"], reach.stored_reach(q))
-    ridge = cal.tuned_factor ** (_tuned(cell) - _tuned(q["cell"]))  # a ridge differing
+    ridge = tuned_factor_at(cal, cell["n_max"]) ** (_tuned(cell) - _tuned(q["cell"]))
     secs = q["result"]["cell_seconds"] * ridge * modelled_new / max(modelled_stored, 1e-9)
     return {"seconds": float(secs), "n_reach": n, "reach_from": src}
 
 
 def _twin(stored: dict, cell: dict) -> bool:
-    """Whether a stored search is the cell's own kind (method, target, arch,
-    ridge), differing at most in seeds, eps or cap: scaled from it directly."""
-    return all(stored.get(k) == cell.get(k) for k in ("method", "target", "arch")) and (
-        _tuned(stored) == _tuned(cell)
+    """Whether a stored kernel search is the cell's own kind (method, target,
+    arch), differing at most in seeds, eps, cap or ridge (a ridge differing:
+    :func:`tuned_factor_at`): scaled from it directly (its work is its
+    factorizations). A network search is not: its
+    trainings stop on a plateau, far from the steps and widths it may give,
+    so the fit over every stored search prices it better."""
+    return stored["method"] == "ntk_search" and all(
+        stored.get(k) == cell.get(k) for k in ("method", "target", "arch")
     )
 
 
@@ -505,7 +545,28 @@ def _one_cell(cal, name, cell, own, everyone):
         est = search_estimate(cal, name, cell, candidates, siblings=every)
         if est is not None:
             return dict(est, how=how)
+    if cell["method"] == "after_kernel_search":
+        return _after_kernel_search(cal, name, cell, mine, every)
     return dict(_floor_search(cal, name, cell, every), how="floor")
+
+
+def _after_kernel_search(cal, name, cell, mine, every):
+    """An after-kernel search with none stored to scale: its trainings are
+    those of the net_search with its keys (priced as that search, sweep
+    included), plus per evaluation its two kernel regressions (the initial
+    and final empirical NTKs), each priced as an ``ntk`` cell of its n."""
+    net = {k: v for k, v in cell.items() if k not in ("kernel", "ridge")}
+    net["method"] = "net_search"
+    how, est = "net_search", search_estimate(cal, name, net, mine, siblings=every)
+    if est is None:
+        how = "other experiment's net_search"
+        est = search_estimate(cal, name, net, every, siblings=every)
+    if est is None:
+        how, est = "floor", _floor_search(cal, name, net, every)
+    ns = reach.evaluated_ns(cell, est["n_reach"])
+    base = {k: cell[k] for k in ("target", "arch", "n_test")}
+    kern = sum(cell_seconds(cal, dict(base, method="ntk", n=int(m), seed=0), name) for m in ns)
+    return dict(est, seconds=est["seconds"] + 2 * len(cell["seeds"]) * kern, how=f"as {how}")
 
 
 def estimate(
