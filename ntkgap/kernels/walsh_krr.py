@@ -62,6 +62,7 @@ import time
 import numpy as np
 import scipy.linalg as sla
 from scipy.sparse.linalg import LinearOperator, cg
+from threadpoolctl import threadpool_limits
 
 from ntkgap._infra import memory
 from ntkgap.errors import UsageError
@@ -87,6 +88,10 @@ ENTRY_SECONDS = 1e-7
 #: below this estimated dense cost (seconds) a search keeps the dense path:
 #: its nested factor serves every smaller n, and the difference is negligible
 SWITCH_SECONDS = 1.0
+#: how much cheaper (estimated) the Walsh route must be: the dense estimate
+#: counts a whole factorization at n, which a nested curve grows from its
+#: previous n instead (block Cholesky), so it over-states the dense cost
+SWITCH_RATIO = 2.0
 #: 2^D float64 vectors alive at the peak of a solve (the eigenvalues, the
 #: scattered vector, the transform's copy and half-length scratch, the
 #: product and the indicator's transform)
@@ -251,7 +256,8 @@ def dense_seconds(n: int, n_test: int) -> float:
 def prefer(D: int | None, n: int, n_test: int) -> bool:
     """Whether a search should solve at n by Walsh-CG (or ``DIRECT``): D
     within ``D_MAX`` and the dense path's memory over the limit, or its
-    estimated time over ``SWITCH_SECONDS`` and the larger.
+    estimated time over ``SWITCH_SECONDS`` and ``SWITCH_RATIO`` times the
+    Walsh route's.
 
     Args:
         D: ``read_set``'s answer (None: never).
@@ -267,7 +273,7 @@ def prefer(D: int | None, n: int, n_test: int) -> bool:
     if dense_bytes > memory.limit():
         return True
     dense = dense_seconds(n, n_test)
-    return dense > SWITCH_SECONDS and walsh_seconds(D, n) < dense
+    return dense > SWITCH_SECONDS and SWITCH_RATIO * walsh_seconds(D, n) < dense
 
 
 def indices(x) -> np.ndarray:
@@ -412,6 +418,7 @@ class WalshSystem:
         check_memory(self.D, idx.size)
         t0, n = time.perf_counter(), idx.size
         A = LinearOperator((n, n), matvec=lambda v: self.matvec(idx, v, ridge), dtype=np.float64)
+        blas = threadpool_limits(1, user_api="blas")  # small solves: threads only spin
         pre, facts = self.preconditioner(idx, ridge) if precondition else (None, {})
         M = None if pre is None else LinearOperator((n, n), matvec=pre, dtype=np.float64)
         count = [0]
@@ -419,8 +426,9 @@ class WalshSystem:
         def tick(_):
             count[0] += 1
 
-        alpha, info = cg(A, y, x0=x0, rtol=rtol, atol=0.0, M=M, callback=tick,
-                         maxiter=maxiter or 20 * n + 1000)  # fmt: skip
+        with blas:
+            alpha, info = cg(A, y, x0=x0, rtol=rtol, atol=0.0, M=M, callback=tick,
+                             maxiter=maxiter or 20 * n + 1000)  # fmt: skip
         ynorm = float(np.linalg.norm(y)) or 1.0
         res = float(np.linalg.norm(y - self.matvec(idx, alpha, ridge))) / ynorm
         return {
@@ -481,3 +489,36 @@ def regression_estimates(arch, target, n: int, n_test: int) -> list | None:
     what = f"the Walsh-CG solver at D={D} (vectors of 2^{D}), n={n}, n_test={n_test}"
     dense = memory.regression_estimates(target, m, n_test) if m > 1 else []
     return [("bytes", solve_bytes(D, n) + 16.0 * D * (n + n_test), what)] + dense
+
+
+def search_seconds(cell: dict, n_reach: float) -> float | None:
+    """A cost-model hook (``ntkgap.runs.cost.register_search_cost``'s
+    signature): the estimated seconds of an ``ntk_search`` cell whose seeds
+    reach ``n_reach`` where the Walsh route serves its largest n, else None.
+    Per seed: the doubling evaluations from n_min to n_reach and about three
+    bisection steps, each ``walsh_seconds`` (five solves each for the tuned
+    ridge), plus one split of n_test points per evaluation.
+
+    Args:
+        cell: a filled ``ntk_search`` cell (``arch``, ``target``, ``n_min``,
+            ``n_test``, ``seeds``, ``ridge``).
+        n_reach: the n the seeds' searches are expected to reach.
+
+    Returns:
+        seconds (float) or None.
+    """
+    from ntkgap.nets.arch import parse_arch  # import cost: the cost model's path only
+    from ntkgap.targets import parse_target
+
+    arch, target = parse_arch(cell["arch"]), parse_target(cell["target"])
+    D, top, n_test = read_set(arch, target.domain), int(n_reach), int(cell["n_test"])
+    if not prefer(D, top, n_test):
+        return None
+    ns, n = [], float(cell.get("n_min", 16))
+    while n < top:
+        ns.append(n)
+        n *= 2
+    ns += [top] * 4
+    solves = 5 if isinstance(cell.get("ridge"), str) else 1
+    each = [min(walsh_seconds(D, int(m)), dense_seconds(m, n_test)) for m in ns]
+    return len(cell["seeds"]) * (solves * sum(each) + 2.5e-6 * n_test * len(ns))
