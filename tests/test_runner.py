@@ -307,7 +307,7 @@ target = "sawtooth:L=2"
 SEEDS_NET = [0, 1, 2, 3]  # the net_search's seeds above
 # how a cell ran, not what it computed: a run resumed mid-step trains that
 # step's remaining runs in a smaller program (same numbers, fewer batched_runs)
-RUN_FACTS = ("cell_seconds", "seconds", "workers", "batched_runs")
+RUN_FACTS = ("cell_seconds", "seconds", "workers", "batched_runs", "ran_on", "seed_seconds")
 
 
 def _numbers(stored):
@@ -436,11 +436,13 @@ def test_search_on_a_dask_local_cluster_equals_local(search_ref, tmp_path):
     batched = {k: r["result"].get("batched_runs") for k, r in recs.items()}
     assert {k: json.loads(v)["result"].get("batched_runs") for k, v in dask.items()} == batched
 
-    # the searches ran here; each net step's batches were futures of their own
-    # (one per training program of the local run); the nested ntk_search runs
-    # in the coordinator (one factorization per seed, no evaluation cells)
+    # the net search ran here; each net step's batches were futures of their own
+    # (one per training program of the local run); the nested ntk_search ran as
+    # one future per seed (one factorization per seed, no evaluation cells)
     starts = [k for k, what in log.events if what == "start"]
-    assert not [k for k in starts if not k.startswith("net_search-")]
+    seeds = [k for k in starts if k.startswith("ntk_search-")]  # the kernel search: a task per seed
+    assert len(seeds) == 3
+    assert not [k for k in starts if not k.startswith(("net_search-", "ntk_search-"))]
     programs = {r["result"]["cell_seconds"] for r in recs.values() if r["cell"]["method"] == "net"}
     assert not [r for r in recs.values() if r["cell"]["method"] == "ntk"]
     (nested,) = [r for r in recs.values() if r["cell"]["method"] == "ntk_search"]
@@ -458,9 +460,8 @@ def test_search_on_a_dask_local_cluster_equals_local(search_ref, tmp_path):
     again = _stored(tmp_path / "resumed", "srch")
     assert {k: again[k] for k in kept} == kept
     _same_numbers(_numbers(again), _numbers(ref))
-    assert sorted(k.split("-")[0] for k, what in resumed if what == "start") == ["net_search"] * (
-        len(programs) - 1
-    )
+    resumed_steps = [k for k, what in resumed if what == "start" and k.startswith("net_search-")]
+    assert len(resumed_steps) == len(programs) - 1
 
 
 def test_sigkill_mid_search_then_resume(search_ref, tmp_path, monkeypatch):
