@@ -34,6 +34,7 @@ import math
 
 import numpy as np
 
+from ntkgap._infra.files import jsonable
 from ntkgap.nets.arch import parse_arch
 from ntkgap.runs import registry, scaling, search
 from ntkgap.targets import parse_target, rhm
@@ -288,52 +289,109 @@ def _seen(seed, n, r, cell) -> dict:
 
 
 def _ntk_nested(cell) -> dict:
-    """An ``ntk_search`` on nested learning curves (``search.run_nested``):
-    per seed, one :class:`~ntkgap.kernels.ntk_predictor.NestedCurve` grown to
-    the largest n the seed's search asks for, every n read from its factor.
+    """An ``ntk_search`` on nested learning curves, every seed in this
+    process, one after another (``nested_seed``, then ``nested_result``).
 
-    It runs in the calling process and stores no evaluation cells (each
-    costs a triangular solve once the factor exists): a killed search
-    recomputes its seeds. The result is ``_result``'s with ``factorizations``
-    (from scratch, all seeds; tuned: one per ridge value and seed),
-    ``factor_n`` (each seed's largest n factored) and ``nested: True``.
+    The runner instead runs each seed as a task of its own
+    (:mod:`ntkgap.runs.kernel_search`); the numbers are the same.
     """
     cell = registry.fill(cell)  # callers may pass a raw cell
+    return nested_result(cell, [nested_seed(cell, s) for s in cell["seeds"]])
+
+
+def nested_seed(cell: dict, seed: int, stored: dict | None = None, publish=None) -> dict:
+    """One seed of an ``ntk_search`` on its nested learning curve
+    (``search.run_nested`` for that seed): one
+    :class:`~ntkgap.kernels.ntk_predictor.NestedCurve` grown to the largest n
+    the seed's search asks for, every n read from its factor.
+
+    A seed's search depends on its own evaluations alone, so each seed may
+    run anywhere (its curve stays where it runs). With ``stored`` (a record
+    this function published or returned before), the stored evaluations are
+    read, not computed, while the search asks for them, and the curve is
+    first grown at the first n not stored: the seed resumes from its last
+    stored n. Its later evaluations are then solved from a factor made at
+    that n rather than grown to it, so they agree with an uninterrupted
+    run's to rounding (an uninterrupted run is bit-identical to itself).
+
+    Args:
+        cell: a filled ``ntk_search`` cell.
+        seed: one of its seeds.
+        stored: the seed's earlier record (``evaluations``, ``factorizations``,
+            ``replays``), or None.
+        publish: ``publish(record)`` after each evaluation computed (None: none).
+
+    Returns:
+        the seed's record: ``seed``, ``evaluations`` ({str(n): the ``ntk``
+        evaluation's result}, in the order computed), ``factorizations``
+        (from scratch), ``replays`` and ``done`` (True).
+    """
     from ntkgap.kernels import krr, ntk_predictor  # import cost: JAX, scipy
 
     arch, target = parse_arch(cell["arch"]), target_of(cell)
     variance = target_variance(target)
-    curves, records = {}, {}
-    workspace = krr.Workspace(capacity=cell["n_max"])  # one seed's curve after another grows in it
+    stored = stored or {}
+    old = {int(n): r for n, r in stored.get("evaluations", {}).items()}
+    records: dict = {}
+    made = [None, int(stored.get("factorizations", 0))]  # the curve, factorizations before it
 
-    def evaluate(seed, n):
-        if seed not in curves:
-            curves.clear()  # one seed's Gram and factors alive at a time
-            curves[seed] = ntk_predictor.NestedCurve(
-                arch, target, seed=seed, n_test=cell["n_test"],
-                ridge=cell["ridge"], variance=variance, workspace=workspace,
-            )  # fmt: skip
-            done[seed] = 0
-        c = curves[seed]
-        gen = c.generation
-        r = c.at(n)
-        done[seed] = c.factorizations
-        if c.generation != gen:
-            records[seed] = {}
-            raise search.Restart
-        records.setdefault(seed, {})[n] = r
+    def record(done=False):
+        fac = made[1] + (made[0].factorizations if made[0] is not None else 0)
+        return {"seed": int(seed), "evaluations": {str(n): r for n, r in records.items()},
+                "factorizations": fac, "replays": replays[0], "done": done}  # fmt: skip
+
+    def evaluate(_seed, n):
+        if n in old:
+            r = old[n]
+        else:
+            if made[0] is None:  # a workspace of its own: the seed's curve may run anywhere
+                made[0] = ntk_predictor.NestedCurve(
+                    arch, target, seed=seed, n_test=cell["n_test"], ridge=cell["ridge"],
+                    variance=variance, workspace=krr.Workspace(capacity=cell["n_max"]),
+                )  # fmt: skip
+            gen = made[0].generation
+            r = jsonable(made[0].at(n))
+            if made[0].generation != gen:
+                records.clear()
+                old.clear()  # read from an earlier factor: void too
+                replays[0] += 1
+                raise search.Restart
+        records[n] = r
+        if publish is not None and n not in old:
+            publish(record())
         return _error(r, cell)
 
-    done: dict = {}
-    run = search.run_nested(evaluate, cell["seeds"], cell["eps"], cell["n_min"], cell["n_max"],
-                            factor=cell["resolution"])  # fmt: skip
+    replays = [int(stored.get("replays", 0))]
+    search.run_nested(evaluate, [seed], cell["eps"], cell["n_min"], cell["n_max"],
+                      factor=cell["resolution"])  # fmt: skip
+    return record(done=True)
+
+
+def nested_result(cell: dict, seeds: list[dict]) -> dict:
+    """An ``ntk_search``'s result from its seeds' records (``nested_seed``).
+
+    Args:
+        cell: the filled ``ntk_search`` cell.
+        seeds: one record per seed, in the cell's seed order.
+
+    Returns:
+        ``_result``'s dict with ``factorizations`` (from scratch, all seeds;
+        tuned: one per ridge value and seed), ``factor_n`` (each seed's
+        largest n factored), ``replays``, ``nested: True`` and the solver's
+        facts (``_solver_facts``).
+    """
+    state = search.new_search(cell["seeds"], cell["eps"], cell["n_min"], cell["n_max"],
+                              factor=cell["resolution"], growth=search.NESTED_GROWTH)  # fmt: skip
+    records = {rec["seed"]: {int(n): r for n, r in rec["evaluations"].items()} for rec in seeds}
+    state = search.update(state, {(s, n): _error(r, cell) for s, rs in records.items()
+                                  for n, r in rs.items()})  # fmt: skip
     seen = [_seen(s, n, r, cell) for s, rs in records.items() for n, r in rs.items()]
-    out = _result(cell, run["state"], seen)
+    out = _result(cell, state, seen)
     out.update(
         **_solver_facts([r for rs in records.values() for r in rs.values()]),
-        factorizations=sum(done.values()),
+        factorizations=sum(rec["factorizations"] for rec in seeds),
         factor_n={str(s): max(rs) for s, rs in records.items() if rs},
-        replays=run["replays"],
+        replays=sum(rec["replays"] for rec in seeds),
         nested=True,
     )
     return out
@@ -341,13 +399,15 @@ def _ntk_nested(cell) -> dict:
 
 def _solver_facts(results) -> dict:
     """Which kernel solver a nested search's evaluations ran: ``solver``
-    ("walsh-cg" where any did, else "cholesky"), ``solver_evaluations`` (count
-    per solver) and, for Walsh-CG, ``cg_iterations`` (all solves) and
-    ``cg_residual`` (the largest final relative residual)."""
+    ("walsh-cg" where any did, else "walsh-direct" where any did, else
+    "cholesky"), ``solver_evaluations`` (count per solver) and, for the Walsh
+    solvers, ``cg_iterations`` (all solves) and ``cg_residual`` (the largest
+    final relative residual)."""
     names = [r.get("solver", "cholesky") for r in results]
-    cg = [r for r in results if r.get("solver") == "walsh-cg"]
+    cg = [r for r in results if r.get("solver") in ("walsh-cg", "walsh-direct")]
+    top = [k for k in ("walsh-cg", "walsh-direct") if k in names]
     out = {
-        "solver": "walsh-cg" if cg else "cholesky",
+        "solver": top[0] if top else "cholesky",
         "solver_evaluations": {k: names.count(k) for k in sorted(set(names))},
     }
     if cg:
