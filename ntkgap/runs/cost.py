@@ -23,11 +23,14 @@ its bracket and bisection), each evaluation's work by :func:`work` (a nested
 kernel search pays one factorization per seed, at its largest n; a network
 search one training per evaluation, plus its learning-rate sweep):
 
-- a kernel search whose stored twin (same method, target, arch and ridge
-  kind) exists is that twin's seconds times the ratio of modelled work;
+- a kernel search whose stored twin (same method, target and arch, its
+  modelled work within ``TWIN_RANGE`` of the cell's) exists is that twin's
+  seconds times the ratio of modelled work (and the tuned factor where the
+  ridge kind differs);
 - otherwise an affine law of seconds on modelled work, fitted on the stored
-  ridgeless searches of the method and arch family (else the method), each
-  at the n it reached; a tuned ridge times the tuned factor: the median
+  ridgeless searches of the method and arch family (else the method), its
+  experiment's first, else every experiment's, each at the n it reached;
+  a tuned ridge times the tuned factor: the median
   seconds ratio, tuned over ridgeless, of stored searches differing only in
   their ridge, at the stored cap nearest the cell's (1 without a pair; a
   twin of the other ridge kind takes the same factor);
@@ -444,7 +447,14 @@ def search_estimate(
     if q["cell"] == cell:
         return {"seconds": q["result"]["cell_seconds"], "n_reach": n, "reach_from": src}
     modelled_new = _search_work(cal, experiment, cell, n)
-    twins = [r for r in candidates if _twin(r["cell"], cell)]
+    twins = [  # near in size: a far one's seconds are mostly fixed costs, the fit knows them
+        r
+        for r in candidates
+        if _twin(r["cell"], cell)
+        and 1 / TWIN_RANGE
+        <= _search_work(cal, experiment, r["cell"], reach.stored_reach(r)) / max(modelled_new, 1e-9)
+        <= TWIN_RANGE
+    ]
     if twins:  # the same tuned-ness first, then the nearest cap
         q = max(
             twins,
@@ -453,7 +463,7 @@ def search_estimate(
                 -abs(np.log(r["cell"]["n_max"] / cell["n_max"])),
             ),
         )
-    fit = _search_fit(cal, experiment, cell, candidates)
+    fit = _search_fit(cal, experiment, cell, candidates, siblings or [])
     if fit is not None and not twins:
         secs = (fit[0] + fit[1] * modelled_new) * tuned_factor_at(cal, cell["n_max"]) ** _tuned(
             cell
@@ -463,6 +473,10 @@ def search_estimate(
     ridge = tuned_factor_at(cal, cell["n_max"]) ** (_tuned(cell) - _tuned(q["cell"]))
     secs = q["result"]["cell_seconds"] * ridge * modelled_new / max(modelled_stored, 1e-9)
     return {"seconds": float(secs), "n_reach": n, "reach_from": src}
+
+
+#: how far (a ratio of modelled work, either way) a twin is scaled from
+TWIN_RANGE = 8.0
 
 
 def _twin(stored: dict, cell: dict) -> bool:
@@ -477,17 +491,19 @@ def _twin(stored: dict, cell: dict) -> bool:
     )
 
 
-def _search_fit(cal, experiment, cell, candidates):
+def _search_fit(cal, experiment, cell, candidates, others=()):
     """(overhead, seconds per unit) of ``cell``'s kind of search: an affine
     law of stored seconds on modelled work (:func:`_search_work` at the n
     each stored search reached), fitted on the ridgeless stored searches of
-    its method and arch family, else of its method; None with fewer than 3
-    amounts of work."""
+    its method and arch family, else of its method, among ``candidates``
+    (its experiment's), else among ``others`` (every experiment's); None
+    with fewer than 3 amounts of work anywhere."""
     family = parse_arch(cell["arch"]).name
-    same = [
-        r for r in candidates if r["cell"]["method"] == cell["method"] and not _tuned(r["cell"])
-    ]
-    for pool in ([r for r in same if parse_arch(r["cell"]["arch"]).name == family], same):
+    pools = []
+    for recs in (candidates, others):
+        same = [r for r in recs if r["cell"]["method"] == cell["method"] and not _tuned(r["cell"])]
+        pools += [[r for r in same if parse_arch(r["cell"]["arch"]).name == family], same]
+    for pool in pools:
         pts = [
             (_search_work(cal, experiment, r["cell"], reach.stored_reach(r)),
              r["result"]["cell_seconds"])
