@@ -1,4 +1,4 @@
-"""Rewrites a results folder stored by ntkgap 0.x before cells were keyed filled, to the keys of the filled cells.
+"""Rewrites a results folder stored before cells were keyed filled, to the filled keys.
 
 Before that a cell's key hashed the cell as the config wrote it, so a cell
 that wrote a default (``ridge = 0.0``) and one that omitted it were two

@@ -158,9 +158,22 @@ def summary_row(c):
     what, unit = STATISTIC_MEANING.get(c["statistic"], (c["statistic"], "-"))
     what = what.replace("|", "\\|")  # a bar inside a cell would end it
     return (
-        f"| {c['id']} | {c['profile']} | **{c['verdict']}** | {what} | {value_text(c)} | {unit} | "
-        f"{ci_text(c)} | {c['seeds'] or '-'} | {robust_text(c)} |"
+        f"| {c['id']} | {c['profile']} | **{c['verdict']}**{stale_mark(c)} | {what} | "
+        f"{value_text(c)} | {unit} | {ci_text(c)} | {c['seeds'] or '-'} | {robust_text(c)} |"
     )
+
+
+STALE_NOTE = (
+    "A verdict marked 'stale cells' read stored cells computed by other code than this "
+    "report's (kept by `ntkgap run --reuse-stale`): rerun without it to recompute them."
+)
+
+
+def stale_mark(c):
+    """The verdict's mark when the claim read cells computed by other code
+    (``ntkgap run --reuse-stale`` kept them): empty otherwise."""
+    n = c.get("stale_cells") or 0
+    return f" (read {n} stale cell{'s' if n != 1 else ''}: other code)" if n else ""
 
 
 SUMMARY_HEAD = [
@@ -302,6 +315,7 @@ def summary_lines(claims, profile):
         "budget at the deepest depth ('not run' when this profile holds no such reruns; E10's "
         "claims: with each net pair's largest stored budget, 'not applicable' to E10-kernel, "
         "whose rows read no net, and no eps recheck).",
+        *(["", STALE_NOTE] if any(c.get("stale_cells") for c in claims) else []),
         "",
         *SUMMARY_HEAD,
         *map(summary_row, claims),

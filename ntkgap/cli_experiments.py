@@ -20,15 +20,36 @@ def _run_args(p):
     p.add_argument("config", help="experiment config (experiments/*.toml)")
     p.add_argument("--profile", default=PROFILES[0], help=f"{', '.join(PROFILES)} [{PROFILES[0]}]")
     p.add_argument("--jobs", type=int_at_least(1), default=2, help="local worker processes [2]")
-    p.add_argument("--executor", default="local", choices=("local", "dask"))
+    p.add_argument(
+        "--executor", default="local", choices=("local", "dask"),
+        help="where cells run: local processes or a Dask cluster [local]",
+    )  # fmt: skip
     p.add_argument(
         "--scheduler", default=None, help="Dask scheduler address (with --executor dask)"
     )
+    _scheduler_file_arg(p)
     p.add_argument(
         "--dry-run", action="store_true",
         help="estimate the cells' cost (ntkgap.runs.cost, calibrated on stored cells); run none",
     )  # fmt: skip
+    _reuse_stale_arg(p)
     _results_arg(p)
+
+
+def _scheduler_file_arg(p):
+    p.add_argument(
+        "--scheduler-file", metavar="PATH", default=None,
+        help="the file a Dask scheduler wrote (dask scheduler --scheduler-file), instead of "
+        "--scheduler",
+    )  # fmt: skip
+
+
+def _reuse_stale_arg(p):
+    p.add_argument(
+        "--reuse-stale", action="store_true",
+        help="keep stored cells computed by other code (default: recompute them); the "
+        "report marks the claims that read one",
+    )  # fmt: skip
 
 
 def _results_arg(p):
@@ -52,18 +73,32 @@ def _run(args):
     if args.dry_run:
         return _run_dry(args)
     r = executors.run(
-        args.config, args.profile, jobs=args.jobs, executor=args.executor, scheduler=args.scheduler
-    )
+        args.config, args.profile, jobs=args.jobs, executor=args.executor,
+        scheduler=args.scheduler, reuse_stale=args.reuse_stale,
+        scheduler_file=args.scheduler_file,
+    )  # fmt: skip
     emit(
         args,
         r,
         f"{r['experiment']} [{r['profile']}]: {r['cells']} cells, {r['computed']} computed, "
-        f"{r['reused']} reused, {r['seconds']:.1f} s",
+        f"{r['reused']} reused, {r['seconds']:.1f} s{_stale_text(r)}",
     )
     for f in r["failed"]:
         sys.stderr.write(
             f"ntkgap: warning: cell {f['key']} ({f['cell']['method']}) failed: {f['reason']}\n"
         )
+    if r.get("errors"):  # cells whose task raised: the run went on, and says so
+        sys.stderr.write(f"ntkgap: {len(r['errors'])} cells failed with an error (listed "
+                         "above); a rerun recomputes them\n")  # fmt: skip
+        return 1
+    return 0
+
+
+def _stale_text(r):
+    """The run line's count of stored cells of other code, when there were any."""
+    if not r.get("stale"):
+        return ""
+    return f"; {r['stale']} stale (other code) {'reused' if r['reuse_stale'] else 'recomputed'}"
 
 
 def _run_dry(args):

@@ -21,7 +21,8 @@ LEVEL = {
     "nets": 3, "kernels": 3,
     "runs": 4,
     "verdicts": 5,
-    "__init__": 6, "api": 6, "_version": 0, "cli": 6, "cli_common": 6, "cli_experiments": 6, "__main__": 6,
+    "__init__": 6, "api": 6, "results": 6, "_version": 0,
+    "cli": 6, "cli_common": 6, "cli_experiments": 6, "__main__": 6,
 }  # fmt: skip
 
 

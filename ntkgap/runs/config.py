@@ -20,9 +20,9 @@ import tomllib
 from ntkgap._infra import memory
 from ntkgap._infra.config import INCLUDES, PROFILES
 from ntkgap.errors import UsageError
-from ntkgap.kernels import walsh_krr
 from ntkgap.nets import train_config
 from ntkgap.nets.arch import parse_arch
+from ntkgap.runs import target_files
 from ntkgap.runs.registry import CLASSIFICATION, METHODS, REQUIRED, Param, fill
 from ntkgap.targets import parse_target, rhm
 from ntkgap.targets.domains import parse_domain
@@ -141,6 +141,9 @@ def _estimates(cell: dict) -> list:
         return memory.theory_estimates(arch, target)
     n = cell["n"] if m in ("ntk", "net") else cell.get("n_max")  # a search runs up to n_max
     if m in ("ntk", "ntk_search"):
+        # imported here: walsh_krr loads scipy, which reading a config must not pay for
+        from ntkgap.kernels import walsh_krr
+
         fast = walsh_krr.regression_estimates(arch, target, n, cell["n_test"]) if arch else None
         return fast or memory.regression_estimates(target, n, cell["n_test"])
     if m in ("net", "net_search"):
@@ -284,7 +287,9 @@ def expand(cfg: dict, profile: str, where: str = "config", *, validate: bool = T
             the defaults are the declaration's own).
 
     Returns:
-        list of filled cell dicts (key -> one value), in grid order.
+        list of filled cell dicts (key -> one value), in grid order; a
+        ``file:`` target's cell carries its file's contents
+        (:mod:`ntkgap.runs.target_files`).
     """
     cells = []
     for grid in _grids(cfg, profile, where):
@@ -294,6 +299,6 @@ def expand(cfg: dict, profile: str, where: str = "config", *, validate: bool = T
             cell = _resolve_eps(dict(zip(keys, combo)), where)
             if validate:
                 _validate_cell(cell, where)
-            cells.append(fill(cell))
+            cells.append(target_files.attach(fill(cell)))
     unique = {json.dumps(c, sort_keys=True): c for c in reversed(cells)}  # first one kept
     return [c for c in cells if unique.get(json.dumps(c, sort_keys=True)) is c]

@@ -17,20 +17,25 @@ import logging
 import math
 import multiprocessing as mp
 import os
+import threading
 import time
 import uuid
 from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from ntkgap._infra import config, cores, progress
 from ntkgap._infra.files import atomic_write, dumps, ensure_folder, jsonable, remove_stale_temp
+from ntkgap._infra.version import code_version
 from ntkgap.errors import UsageError
-from ntkgap.runs import after_kernel_search, lr_choice, sample_complexity
+from ntkgap.runs import after_kernel_search, kernel_search, lr_choice, sample_complexity
 from ntkgap.runs.config import expand, load_config
 from ntkgap.runs.methods import run_cell, run_cells, search_steps
 from ntkgap.runs.registry import METHODS, cost, fill
-from ntkgap.runs.store import cell_key, cell_path, load_result, save
+from ntkgap.runs.store import cell_key, cell_path, is_stale, load_result, save
 
 EXECUTORS = ("local", "dask")
+
+#: how the stored reason of a cell whose task raised begins (``errored``)
+ERROR_PREFIX = "error: "
 
 #: Dask priority of a search step over an ordinary cell: a search is a chain
 #: of steps, so its next step runs before cells that could run at any time
@@ -40,11 +45,38 @@ SEARCH_STEP_PRIORITY = 1
 DASK_CONNECT_TIMEOUT = 5
 
 
-def _check_executor(executor: str, scheduler: str | None) -> None:
+def _check_executor(executor: str, scheduler: str | None, scheduler_file=None) -> None:
     if executor not in EXECUTORS:
         raise UsageError(f"--executor {executor} is not allowed (allowed: local, dask)")
-    if executor == "dask" and not scheduler:
-        raise UsageError("--executor dask needs --scheduler ADDRESS")
+    if executor == "dask" and not scheduler and not scheduler_file:
+        raise UsageError("--executor dask needs --scheduler ADDRESS or --scheduler-file PATH")
+    if scheduler and scheduler_file:
+        raise UsageError("--scheduler and --scheduler-file: give one of them")
+    if scheduler_file and not os.path.isfile(scheduler_file):
+        raise UsageError(f"--scheduler-file {scheduler_file}: no such file")
+
+
+def errored(record: dict) -> bool:
+    """Whether a stored record is a cell whose task raised (a rerun recomputes it).
+
+    Args:
+        record: a stored record.
+
+    Returns:
+        bool.
+    """
+    return str(record.get("failed", "")).startswith(ERROR_PREFIX)
+
+
+def _reason(exc: BaseException) -> str:
+    """An exception as the one-line reason a failed cell stores."""
+    text = str(exc).strip().splitlines()
+    return f"{ERROR_PREFIX}{type(exc).__name__}: {text[0] if text else ''}"[:300]
+
+
+def _save_error(name: str, cell: dict, exc: BaseException) -> None:
+    """Stores ``cell`` as failed: its task raised ``exc`` (not a UsageError)."""
+    save(name, cell, {"task_error": _reason(exc)})
 
 
 def _check_root(root: str) -> None:
@@ -62,9 +94,14 @@ def run(
     jobs: int = 2,
     executor: str = "local",
     scheduler: str | None = None,
+    reuse_stale: bool = False,
+    scheduler_file: str | None = None,
 ) -> dict:
     """Computes the cells of ``path``'s ``profile`` not stored yet, then
     chooses and stores the learning rate of each fixed-n ``net`` group.
+
+    A stored cell of other code (``store.is_stale``: another code version,
+    or none) is recomputed, unless ``reuse_stale`` keeps it.
 
     Nothing is written until the config, the results folder and the
     executor are all known good: a bad scheduler leaves no trace.
@@ -75,19 +112,34 @@ def run(
         jobs: worker processes of the local executor.
         executor: ``local`` or ``dask``.
         scheduler: the dask scheduler address (with ``executor="dask"``).
+        scheduler_file: or the scheduler's file (``dask scheduler --scheduler-file``).
+        reuse_stale: keep stored cells of other code instead of recomputing them.
 
     Returns:
         dict with ``experiment``, ``profile``, ``cells``, ``computed``,
-        ``reused``, ``failed`` (list of {cell, key, reason}) and ``seconds``.
+        ``reused``, ``failed`` (list of {cell, key, reason}: diverged
+        trainings and cells whose task raised), ``errors`` (those that
+        raised: a rerun recomputes them), ``seconds``,
+        ``stale`` (stored cells of other code found: recomputed, or reused
+        with ``reuse_stale``) and ``reuse_stale``.
     """
-    _check_executor(executor, scheduler)
+    _check_executor(executor, scheduler, scheduler_file)
     cfg = load_config(path, profile)
     name = cfg["name"]
     cells = expand(cfg, profile, where=path)
     root = config.results_dir()
     _check_root(root)
-    todo = [c for c in cells if load_result(cell_path(name, c)) is None]
-    client = _dask_client(scheduler) if executor == "dask" and todo else None
+    stored = [load_result(cell_path(name, c)) for c in cells]
+    stale = sum(rec is not None and is_stale(rec) for rec in stored)
+    todo = [c for c, rec in zip(cells, stored)
+            if rec is None or errored(rec) or (is_stale(rec) and not reuse_stale)]  # fmt: skip
+    client = _dask_client(scheduler, scheduler_file) if executor == "dask" and todo else None
+    if client is not None:
+        try:
+            check_worker_versions(client)
+        except UsageError:
+            client.close()
+            raise
     try:
         folder = ensure_folder(os.path.join(ensure_folder(root), name))
         remove_stale_temp(folder)  # left by a run killed mid-write
@@ -104,11 +156,13 @@ def run(
         if client is not None:
             client.close()
     lr_choice.decide(name, cells)
-    failed = []
+    failed, errors = [], []
     for c in cells:
         rec = load_result(cell_path(name, c))
         if rec and "failed" in rec:
             failed.append({"cell": c, "key": cell_key(c), "reason": rec["failed"]})
+            if errored(rec):
+                errors.append(failed[-1])
     return {
         "experiment": name,
         "profile": profile,
@@ -116,7 +170,10 @@ def run(
         "computed": len(todo),
         "reused": len(cells) - len(todo),
         "failed": failed,
+        "errors": errors,
         "seconds": time.perf_counter() - start,
+        "stale": stale,
+        "reuse_stale": reuse_stale,
     }
 
 
@@ -164,24 +221,128 @@ def tasks(todo: list[dict]) -> list[list[dict]]:
     return [sorted(g, key=_in_task_order) for g in groups.values()]
 
 
+def _run_one(cell: dict, name: str) -> dict:
+    """A cell's result, or ``{"task_error": reason}`` when computing it raised
+    (stored failed; a UsageError still ends the run: the config is wrong)."""
+    try:
+        return run_cell(cell, name)
+    except UsageError:
+        raise
+    except Exception as exc:
+        return {"task_error": _reason(exc)}
+
+
 def _run_task(task: list[dict], name: str) -> list[dict]:
     """A task's cells computed in order (``tasks``), their results in that order."""
-    return [run_cell(c, name) for c in task]
+    return [_run_one(c, name) for c in task]
+
+
+def _is_kernel_search(task: list[dict]) -> bool:
+    return task[0]["method"] == kernel_search.METHOD
+
+
+class _KernelSearches:
+    """The kernel searches of a run, each one task per seed
+    (:mod:`ntkgap.runs.kernel_search`): the seeds left, the records
+    returned, and the search's record stored when its last seed returns."""
+
+    def __init__(self, name: str, bar):
+        self.name, self.bar = name, bar
+        self.seeds: dict = {}  # search key -> {seed: record}
+        self.left: dict = {}  # search key -> seeds not returned yet
+        self.failed: set = set()
+        self.lock = threading.Lock()  # Dask: progress events arrive on another thread
+
+    def start(self, cell: dict) -> list[tuple[int, dict | None]]:
+        """Registers a search; its (seed, stored progress) still to run (a
+        seed stored done is read, not run)."""
+        key, todo = cell_key(cell), []
+        self.seeds[key] = {}
+        for s in fill(cell)["seeds"]:
+            stored = kernel_search.load_progress(self.name, cell, s)
+            if stored and stored.get("done"):
+                self.seeds[key][s] = stored
+            else:
+                todo.append((s, stored))
+        self.left[key] = {s for s, _ in todo}
+        if not todo:
+            self._finish(cell)
+        return todo
+
+    def progress(self, cell: dict, seed: int, rec: dict) -> None:
+        """Stores a seed's progress sent while it runs (never over its final record)."""
+        with self.lock:
+            if seed in self.left.get(cell_key(cell), ()):
+                kernel_search.save_progress(self.name, cell, seed, rec)
+
+    def returned(self, cell: dict, seed: int, rec: dict) -> None:
+        """A seed's task returned its record (a dict with ``task_error`` when it raised)."""
+        key = cell_key(cell)
+        with self.lock:
+            self.left[key].discard(seed)
+            if "task_error" in rec:
+                if key not in self.failed:
+                    self.failed.add(key)
+                    save(self.name, cell, rec)
+                    self.bar.update()
+                return
+            kernel_search.save_progress(self.name, cell, seed, rec)
+            self.seeds[key][seed] = rec
+        if not self.left[key]:
+            self._finish(cell)
+
+    def _finish(self, cell: dict) -> None:
+        key = cell_key(cell)
+        if key not in self.failed:
+            save(self.name, cell, kernel_search.result(cell, list(self.seeds[key].values())))
+            self.bar.update()
+
+
+def _seed_call(cell: dict, seed: int, stored, sink) -> dict:
+    """``kernel_search.seed_task``, or ``{"task_error": reason}`` when it raised."""
+    try:
+        return kernel_search.seed_task(cell, seed, stored, sink)
+    except UsageError:
+        raise
+    except Exception as exc:
+        return {"task_error": _reason(exc)}
+
+
+def _local_units(name: str, work: list[list[dict]], ks: _KernelSearches) -> list[tuple]:
+    """The local pool's units, the slowest first so the pool ends together:
+    (function, args, what) with ``what`` a task, or (search cell, seed)."""
+    root = config.results_dir()
+    units = []
+    for task in work:
+        if not _is_kernel_search(task):
+            units.append((sum(cost(c) for c in task), _run_task, (task, name), task))
+            continue
+        cell = task[0]
+        per = cost(cell) / len(fill(cell)["seeds"])
+        for seed, stored in ks.start(cell):
+            sink = kernel_search.LocalSink(name, cell, seed, root)
+            units.append((per, _seed_call, (cell, seed, stored, sink), (cell, seed)))
+    return [u[1:] for u in sorted(units, key=lambda u: -u[0])]
 
 
 def _run_local(name: str, todo: list[dict], jobs: int, bar) -> None:
     """Computes ``todo`` here (``jobs`` <= 1) or in ``jobs`` spawned worker
-    processes, task by task (``tasks``), the slowest tasks first so the pool
-    ends together; each process trains its seeds on cores / jobs threads."""
-    work = tasks(todo)
+    processes, task by task (``tasks``; a kernel search seed by seed), the
+    slowest first; each process trains its seeds on cores / jobs threads."""
+    ks = _KernelSearches(name, bar)
     if jobs <= 1:
-        for task in work:
+        for task in tasks(todo):
+            if _is_kernel_search(task):
+                for seed, stored in ks.start(task[0]):
+                    sink = kernel_search.LocalSink(name, task[0], seed)
+                    ks.returned(task[0], seed, _seed_call(task[0], seed, stored, sink))
+                continue
             for c in task:
-                save(name, c, run_cell(c, name))
+                save(name, c, _run_one(c, name))
                 bar.update()
         return
-    work = sorted(work, key=lambda t: -sum(cost(c) for c in t))
     per = max(1, cores.available() // jobs)
+    units = _local_units(name, tasks(todo), ks)
     with ProcessPoolExecutor(
         max_workers=jobs,
         mp_context=mp.get_context("spawn"),
@@ -190,15 +351,38 @@ def _run_local(name: str, todo: list[dict], jobs: int, bar) -> None:
     ) as pool:
         # a search's evaluations are stored by the worker as they return; a task
         # interrupted before it returns recomputes only its searches' summaries
-        futs = {pool.submit(_run_task, t, name): t for t in work}
+        futs = {pool.submit(fn, *args): what for fn, args, what in units}
         for fut in as_completed(futs):
-            for c, r in zip(futs[fut], fut.result()):
+            what = futs[fut]
+            try:
+                out = fut.result()
+            except UsageError:
+                raise
+            except Exception as exc:  # the worker process died
+                out = {"task_error": _reason(exc)}
+                out = out if isinstance(what, tuple) else [out] * len(what)
+            if isinstance(what, tuple):
+                ks.returned(*what, out)
+                continue
+            for c, r in zip(what, out):
                 save(name, c, r)
                 bar.update()
 
 
 def _share_cores(per):
     os.environ.setdefault(cores.ENV, str(per))
+
+
+def _on_worker(fn, threads, *args):
+    """``fn(*args)`` on a Dask worker, after setting its training threads
+    (``NTKGAP_TRAIN_WORKERS``) unless the worker has them: the client's
+    value, else the worker's cores over its task slots (``--nthreads``)."""
+    if threads is None:
+        from distributed import get_worker  # optional package, present on a worker
+
+        threads = max(1, cores.available() // max(1, int(get_worker().state.nthreads)))
+    os.environ.setdefault(cores.ENV, str(threads))
+    return fn(*args)
 
 
 class _DaskSearch:
@@ -228,24 +412,33 @@ class _DaskSearch:
 
 
 class _DaskRun:
-    """The futures of one Dask run: which cell or search step each computes."""
+    """The futures of one Dask run: which cell, search step or kernel-search
+    seed each computes."""
 
     def __init__(self, client, name, bar):
         from distributed import as_completed as dask_completed  # optional package
 
         self.client, self.name, self.bar = client, name, bar
         self.pending = dask_completed()
-        self.owner = {}  # future -> the cell it computes, or (search, batch index)
+        self.owner = {}  # future -> the cell it computes, (search, batch index) or (cell, seed)
+        self.threads = config.train_workers()
+        self.kernel = _KernelSearches(name, bar)
+        self.topic = f"ntkgap-progress-{uuid.uuid4().hex[:12]}"
+        self.searches: dict = {}  # search key -> cell, for the progress events
+        client.subscribe_topic(self.topic, self._on_progress)
+
+    def _submit(self, fn, *args, **kw):
+        return self.client.submit(_on_worker, fn, self.threads, *args, pure=False, **kw)
 
     def submit_cell(self, cell):
-        fut = self.client.submit(run_cell, cell, pure=False)
+        fut = self._submit(run_cell, cell)
         self.owner[fut] = cell
         self.pending.add(fut)
 
     def submit_step(self, srch):
         tag = f"{srch.cell['method']}-{cell_key(srch.cell)[:8]}-step{srch.step}"
         for i, batch in enumerate(srch.batches):
-            fut = self.client.submit(
+            fut = self._submit(
                 run_cells,
                 batch,
                 key=f"{tag}.{i}-{uuid.uuid4().hex[:8]}",
@@ -253,6 +446,24 @@ class _DaskRun:
             )
             self.owner[fut] = (srch, i)
             self.pending.add(fut)
+
+    def submit_kernel_search(self, cell):
+        """Submits each seed of a kernel search still to run as a task of its own."""
+        key = cell_key(cell)
+        self.searches[key] = cell
+        for seed, stored in self.kernel.start(cell):
+            sink = kernel_search.DaskSink(self.topic, key, seed)
+            tag = f"ntk_search-{key[:8]}-seed{seed}-{uuid.uuid4().hex[:8]}"
+            fut = self._submit(kernel_search.seed_task, cell, seed, stored, sink, key=tag)
+            self.owner[fut] = (cell, seed)
+            self.pending.add(fut)
+
+    def _on_progress(self, event):
+        """A seed's progress sent by its worker (``kernel_search.DaskSink``)."""
+        msg = event[1]
+        cell = self.searches.get(msg.get("key"))
+        if cell is not None:
+            self.kernel.progress(cell, msg["seed"], msg["progress"])
 
     def finish(self, cell, result):
         save(self.name, cell, result)
@@ -262,23 +473,43 @@ class _DaskRun:
         """Starts or continues a search: its next step, or its result stored."""
         if (out := srch.advance(results)) is not None:
             self.finish(srch.cell, out)
-            if srch.then:  # the next search of its task (``tasks``) starts now
-                self.start_search(srch.then[0], srch.then[1:])
+            self.next_search(srch)
         else:
             self.submit_step(srch)
+
+    def next_search(self, srch):
+        """The next search of its task (``tasks``) starts now."""
+        if srch.then:
+            self.start_search(srch.then[0], srch.then[1:])
 
     def start_search(self, cell, then=()):
         """Starts a search cell, the searches ``then`` chained behind it."""
         self.advance(_DaskSearch(cell, search_steps(cell, self.name), then), None)
 
     def collect(self, fut):
-        """Stores a returned future's results; a completed step moves its search on."""
+        """Stores a returned future's results; a completed step moves its search
+        on. A task that raised stores its cell (or its search) failed."""
         what = self.owner.pop(fut)
-        result = fut.result()  # a task's error ends the run; stored cells stay
+        try:
+            result = fut.result()
+        except UsageError:
+            raise
+        except Exception as exc:  # stored failed; the run goes on
+            result = {"task_error": _reason(exc)}
         if isinstance(what, dict):
             self.finish(what, result)
             return
+        if isinstance(what[0], dict):  # a kernel search's seed
+            self.kernel.returned(what[0], what[1], result)
+            return
         srch, i = what
+        if srch.left <= 0:  # its search failed already: a step's other batch
+            return
+        if isinstance(result, dict):  # the step's batch raised: the search fails
+            srch.left = 0
+            self.finish(srch.cell, result)
+            self.next_search(srch)
+            return
         for sub, r in zip(srch.batches[i], result):
             save(self.name, sub, r)
         srch.results[i] = result
@@ -290,43 +521,84 @@ class _DaskRun:
 def _run_on_dask(client, name: str, todo: list[dict], bar) -> None:
     """Computes ``todo`` on a Dask cluster and stores each result here.
 
-    An ordinary cell is one future. A search cell's loop runs in this
-    process (``sample_complexity.steps``): each step's batches of evaluation
-    cells are futures, stored here as each returns, and a search's next step
-    is submitted when its step is complete, so every search keeps a step in
-    flight while ordinary cells fill the cluster. Workers write nothing: a
+    An ordinary cell is one future; a kernel search is one future per seed
+    (``kernel_search``), its progress sent here as worker events and stored
+    as it comes. A training search's loop runs in this process
+    (``sample_complexity.steps``): each step's batches of evaluation cells
+    are futures, stored here as each returns, and a search's next step is
+    submitted when its step is complete, so every search keeps a step in
+    flight while other work fills the cluster. Workers write nothing: a
     cluster needs no shared folder, and a rerun after a lost worker or
     coordinator continues from the cells stored here.
     """
     dr = _DaskRun(client, name, bar)
-    _start_tasks(dr, tasks(todo))
-    for fut in dr.pending:
-        dr.collect(fut)
+    try:
+        _start_tasks(dr, tasks(todo))
+        for fut in dr.pending:
+            dr.collect(fut)
+    finally:
+        client.unsubscribe_topic(dr.topic)
 
 
 def _start_tasks(dr, work: list[list[dict]]) -> None:
-    """Starts each task on a Dask run: a cell as a future, a task of searches
-    by its first search, the rest chained behind it (``_DaskSearch.then``)."""
+    """Starts each task on a Dask run: a cell as a future, a kernel search
+    seed by seed, a task of training searches by its first search, the rest
+    chained behind it (``_DaskSearch.then``)."""
     for first, *rest in work:
-        if METHODS[first["method"]].needs_experiment:
+        if first["method"] == kernel_search.METHOD:
+            dr.submit_kernel_search(first)
+        elif METHODS[first["method"]].needs_experiment:
             dr.start_search(first, rest)
         else:
             dr.submit_cell(first)
 
 
-def _dask_client(scheduler: str):
-    """A connected Dask client, or the one-line UsageError."""
+def _dask_client(scheduler: str | None, scheduler_file: str | None = None):
+    """A connected Dask client (to ``scheduler``, or the address in
+    ``scheduler_file``), or the one-line UsageError."""
     try:
         from distributed import Client  # optional package, needed only here
     except ImportError:
         raise UsageError("--executor dask needs the 'distributed' package") from None
     # distributed logs every failed attempt; the one-line error says it all
     logging.getLogger("distributed").setLevel(logging.CRITICAL)
+    where = f"--scheduler {scheduler}" if scheduler else f"--scheduler-file {scheduler_file}"
     try:
-        return Client(scheduler, timeout=DASK_CONNECT_TIMEOUT)
+        if scheduler:
+            return Client(scheduler, timeout=DASK_CONNECT_TIMEOUT)
+        return Client(scheduler_file=scheduler_file, timeout=DASK_CONNECT_TIMEOUT)
     except Exception as exc:  # OSError, TimeoutError, ValueError for a bad address
         reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         raise UsageError(
-            f"--scheduler {scheduler}: no Dask scheduler reachable within "
-            f"{DASK_CONNECT_TIMEOUT} s ({reason[:120]})"
+            f"{where}: no Dask scheduler reachable in {DASK_CONNECT_TIMEOUT} s ({reason[:120]})"
         ) from None
+
+
+def _worker_code_version() -> str:
+    """This process's code version (run on each Dask worker)."""
+    return code_version()
+
+
+def check_worker_versions(client) -> None:
+    """Refuses a Dask run whose workers run other code than this client.
+
+    A results folder is never a mix of code versions: each connected worker
+    reports its code version (``client.run``) and the first that differs
+    ends the run before anything is submitted.
+
+    Args:
+        client: a connected ``distributed.Client`` (anything with its ``run``).
+
+    Returns:
+        None; raises the one-line UsageError naming both versions.
+    """
+    mine = code_version()
+    theirs = client.run(_worker_code_version)
+    other = sorted((w, v) for w, v in theirs.items() if v != mine)
+    if other:
+        worker, version = other[0]
+        raise UsageError(
+            f"--executor dask: worker {worker} runs code version {version}, this client "
+            f"{mine} ({len(other)} of {len(theirs)} workers differ; start the workers "
+            "from the same code)"
+        )

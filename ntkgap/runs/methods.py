@@ -22,9 +22,9 @@ from ntkgap.errors import UsageError
 from ntkgap.kernels import eigen, eigenlearning, theory
 from ntkgap.nets import sawtooth_net, train_config
 from ntkgap.nets.arch import parse_arch
-from ntkgap.runs import after_kernel_search, sample_complexity
+from ntkgap.runs import after_kernel_search, sample_complexity, target_files
 from ntkgap.runs.registry import METHODS, fill
-from ntkgap.runs.store import cell_path, load_result, save
+from ntkgap.runs.store import cell_path, fresh_result, save
 from ntkgap.spectral import complexity
 from ntkgap.targets import parse_target, spectra
 from ntkgap.targets.domains import Circle, parse_domain
@@ -71,6 +71,7 @@ def run_cell(cell: dict, experiment: str | None = None, results: str | None = No
 
     start = time.perf_counter()
     cell = fill(cell)
+    target_files.provide(cell)  # a DAG file's contents shipped with the cell
     fn = COMPUTE[cell["method"]]
     out = jsonable(fn(cell, experiment, results) if METHODS[cell["method"]].needs_experiment
                    else fn(cell))  # fmt: skip
@@ -93,6 +94,8 @@ def run_cells(cells: list, experiment: str | None = None, results: str | None = 
         list of result dicts, one per cell (as ``run_cell`` gives them).
     """
     cells = [fill(c) for c in cells]
+    for c in cells:
+        target_files.provide(c)  # a DAG file's contents shipped with the cell
     out = [None] * len(cells)
     joint: dict[str, list[int]] = {}
     for i, c in enumerate(cells):
@@ -262,9 +265,7 @@ def search_steps(cell: dict, experiment: str | None, results: str | None = None)
         raise UsageError(f"n_min={cell['n_min']} must be < n_max={cell['n_max']}")
     steps = (after_kernel_search.steps if cell["method"] == "after_kernel_search"
              else sample_complexity.steps)  # fmt: skip
-    return steps(
-        fill(cell), lambda c: (load_result(cell_path(experiment, c, results)) or {}).get("result")
-    )
+    return steps(fill(cell), lambda c: fresh_result(cell_path(experiment, c, results)))
 
 
 @computes("ntk_search")

@@ -8,16 +8,24 @@ hash is of the cell with its method's defaults filled in
 that omits it are one cell. Beside the cells, ``.config-<profile>.json`` is
 the config as last run and ``.lr-<hash>.json`` the learning rate the runner
 chose on validation for a fixed-n ``net`` group (:func:`lr_choices`).
+
+Each record carries ``code_version``, the version of the code that computed
+it (:func:`ntkgap._infra.version.code_version`); a record of other code, or
+of none (a folder from before records carried it), is stale
+(:func:`is_stale`): ``ntkgap run`` recomputes it unless told to reuse it,
+and readers count the stale records they return (:func:`reading`).
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import os
 
 from ntkgap._infra import config
 from ntkgap._infra.files import atomic_write, dumps
+from ntkgap._infra.version import code_version
 from ntkgap.errors import UsageError
 from ntkgap.runs.config import expand
 from ntkgap.runs.registry import fill
@@ -72,10 +80,58 @@ def load_result(path: str) -> dict | None:
         return None
 
 
+def is_stale(record: dict) -> bool:
+    """Whether a stored record was computed by other code than this process's.
+
+    Args:
+        record: a stored record (as :func:`load_result` gives it).
+
+    Returns:
+        bool: True when its ``code_version`` differs or is absent.
+    """
+    return record.get("code_version") != code_version()
+
+
+def fresh_result(path: str) -> dict | None:
+    """A stored cell's result when it was computed by this code, else None.
+
+    Args:
+        path: the result file.
+
+    Returns:
+        the record's ``result`` dict, or None (absent, unreadable or stale).
+    """
+    rec = load_result(path)
+    return None if rec is None or is_stale(rec) else rec.get("result")
+
+
+#: the open :func:`reading` logs: each gathers the keys of stale records read
+_READ_LOGS: list[set] = []
+
+
+@contextlib.contextmanager
+def reading():
+    """Gathers the storage keys of the stale records :func:`results` returns
+    while the ``with`` block runs (the report's per-claim stale count).
+
+    Returns:
+        a context manager whose value is the set of storage keys, filled as
+        stale records are read.
+    """
+    log: set = set()
+    _READ_LOGS.append(log)
+    try:
+        yield log
+    finally:
+        _READ_LOGS.remove(log)
+
+
 def failure(result: dict) -> str | None:
     """Why a computed cell is not a valid result (None when it is).
 
-    A training run that diverged is stored marked failed, never as a result.
+    A training run that diverged is stored marked failed, never as a result;
+    so is a cell whose task raised (the runner stores ``task_error``, the
+    one-line reason, and a rerun recomputes it).
 
     Args:
         result: a cell's result dict.
@@ -85,6 +141,8 @@ def failure(result: dict) -> str | None:
     """
     if result.get("diverged"):
         return "diverged: non-finite loss, or no checkpoint better than the start"
+    if result.get("task_error"):
+        return str(result["task_error"])
     return None
 
 
@@ -100,7 +158,7 @@ def save(name: str, cell: dict, result: dict, root: str | None = None) -> None:
     Returns:
         None; the file is written whole and renamed into place.
     """
-    record = {"cell": fill(cell), "result": result}
+    record = {"cell": fill(cell), "result": result, "code_version": code_version()}
     if why := failure(result):
         record["failed"] = why
     atomic_write(cell_path(name, cell, root), dumps(record))
@@ -153,6 +211,9 @@ def results(
                 continue
             if rec and (method is None or rec["cell"]["method"] == method):
                 out.append((fill(rec["cell"]), rec["result"]))
+                if _READ_LOGS and is_stale(rec):
+                    for log in _READ_LOGS:
+                        log.add(fn[:-5])
     return out
 
 

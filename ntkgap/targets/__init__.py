@@ -52,10 +52,7 @@ def parse_target(text: str):
     Returns:
         The target object.
     """
-    if isinstance(text, str) and text.strip().startswith("file:"):
-        body = text.strip()[len("file:") :].strip()
-        if body.startswith("path="):
-            body = body[len("path=") :].strip()
+    if (body := dag.spec_path(text)) is not None:
         if not body:
             raise SpecError("target 'file': nothing after ':' (give file:PATH.toml)")
         return dag.DagTarget(dag.file_spec(body))

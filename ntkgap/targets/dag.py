@@ -93,6 +93,48 @@ def _err(path, msg):
     return SpecError(f"target 'file': {path}: {msg}")
 
 
+#: DAG files' contents shipped with cells (a cell computed where the file is
+#: not on disk reads them here): path as the spec writes it -> text
+_SHIPPED: dict[str, str] = {}
+
+
+def spec_path(text: str) -> str | None:
+    """The path a ``file:`` target spec names (``file:P`` or ``file:path=P``).
+
+    Args:
+        text: a target spec string.
+
+    Returns:
+        str path (maybe empty), or None when ``text`` is not a ``file:`` spec.
+    """
+    if not isinstance(text, str) or not text.strip().startswith("file:"):
+        return None
+    body = text.strip()[len("file:") :].strip()
+    return body[len("path=") :].strip() if body.startswith("path=") else body
+
+
+def provide(path: str, text: str) -> None:
+    """Makes ``text`` the contents of DAG file ``path`` in this process
+    (a worker computing a cell shipped with its file's contents).
+
+    Args:
+        path: the path as the target spec writes it.
+        text: the file's contents.
+
+    Returns:
+        None.
+    """
+    _SHIPPED[path] = text
+
+
+def _read(path: str) -> bytes:
+    """A DAG file's bytes: the shipped contents (:func:`provide`), else the file's."""
+    if path in _SHIPPED:
+        return _SHIPPED[path].encode()
+    with open(path, "rb") as fh:
+        return fh.read()
+
+
 def load(path: str):
     """Reads and validates a DAG target file; SpecError on any problem.
 
@@ -104,11 +146,10 @@ def load(path: str):
     """
     if "{L}" in path:
         raise _err(path, "'{L}' in the path marks a depth family: give a depth (e.g. --L)")
-    if not os.path.isfile(path):
+    if path not in _SHIPPED and not os.path.isfile(path):
         raise _err(path, "no such file")
     try:
-        with open(path, "rb") as fh:
-            doc = tomllib.load(fh)
+        doc = tomllib.loads(_read(path).decode())
     except tomllib.TOMLDecodeError as exc:
         raise _err(path, f"not valid TOML: {' '.join(str(exc).split())}") from None
     except (OSError, UnicodeDecodeError) as exc:
@@ -373,10 +414,9 @@ class DagTarget(HypercubeTarget):
         path = spec["path"]
         d, self.nodes = load(path)
         self._d = d
-        with open(path, "rb") as fh:
-            # the spec names the file, not its content: caches keyed on results
-            # of this target should include this hash
-            self.content_hash = hashlib.sha256(fh.read()).hexdigest()
+        # the spec names the file, not its content: caches keyed on results
+        # of this target should include this hash
+        self.content_hash = hashlib.sha256(_read(path)).hexdigest()
         coords = sorted({j for n in self.nodes for kind, j in n.inputs if kind == "x"})
         self.support = tuple(coords)
         self._pos = {c: i for i, c in enumerate(coords)}

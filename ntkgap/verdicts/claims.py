@@ -46,6 +46,7 @@ from collections.abc import Callable
 from ntkgap._infra import config as env
 from ntkgap.errors import UsageError
 from ntkgap.runs import config as runs_config
+from ntkgap.runs import store
 from ntkgap.runs.registry import METHODS
 from ntkgap.verdicts import (
     curve_statistics,
@@ -257,10 +258,19 @@ def evaluate(claim: rules.Claim, experiment: str) -> dict:
         absent; ``lo_censored``/``hi_censored`` when censoring left that end
         open), ``seeds``,
         ``ci_method``, ``depths``, ``rule`` (with its ``text``), ``verdict``,
-        ``detail`` and ``data``.
+        ``detail``, ``data`` and ``stale_cells`` (how many of the stored
+        cells it read were computed by other code: kept by ``--reuse-stale``).
     """
     if not decided_here(claim):
-        return _not_run(claim)
+        return dict(_not_run(claim), stale_cells=0)
+    with store.reading() as stale:
+        out = _evaluated(claim, experiment)
+    out["stale_cells"] = len(stale)
+    return out
+
+
+def _evaluated(claim: rules.Claim, experiment: str) -> dict:
+    """:func:`evaluate`'s dict, but ``stale_cells``, of a claim decided here."""
     # the statistic sees the rule too (a TOST needs the margin it is judged by)
     m = STATISTICS[claim.statistic](dict(claim.params, rule=claim.rule), experiment)
     out = {
