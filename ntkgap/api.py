@@ -24,6 +24,11 @@ def target(spec: "str | object") -> object:
     Returns:
         The target: callable on its ``domain``'s points, with
         ``architecture()`` and ``moments()``.
+
+    Examples:
+        >>> t = ntkgap.target("parity:d=4,k=2")
+        >>> str(t.domain), t.spec["k"]
+        ('hypercube:d=4', 2)
     """
     if not isinstance(spec, str):
         return spec
@@ -41,6 +46,11 @@ def arch(spec: "str | object") -> object:
 
     Returns:
         The architecture object (its NTK, network and input map).
+
+    Examples:
+        >>> a = ntkgap.arch("tree:arity=2,L=2")
+        >>> a.name, a.leaves, a.spec["act"]
+        ('tree', 4, 'relu')
     """
     if not isinstance(spec, str):
         return spec
@@ -58,12 +68,70 @@ def domain(spec: "str | object") -> object:
 
     Returns:
         The domain object.
+
+    Examples:
+        >>> ntkgap.domain("hypercube:d=3").enumerate().shape
+        (8, 3)
     """
     if not isinstance(spec, str):
         return spec
     from ntkgap.targets.domains import parse_domain
 
     return parse_domain(spec)
+
+
+def _parsed(x, parse):
+    """(object, None) when ``parse`` reads ``x``, else (None, its UsageError)."""
+    try:
+        return parse(x), None
+    except (UsageError, AttributeError, TypeError) as exc:
+        return None, exc
+
+
+def _is(x, kind):
+    """Whether a parsed object is a target (has a domain) or an architecture."""
+    if kind == "arch":
+        return hasattr(x, "check_domain")
+    return hasattr(x, "domain") and not hasattr(x, "check_domain")
+
+
+def _pair(where, tgt, arch_spec, **given):
+    """The (target, architecture) of an API call, given positionally or as
+    the keywords ``target=`` / ``arch=``; a swapped pair is refused in one
+    line that says so.
+
+    Args:
+        where: the function's name, for the message.
+        tgt, arch_spec: the positional target and architecture (or None).
+        **given: ``target`` and ``arch`` keywords (None when not given).
+
+    Returns:
+        (target object, architecture object).
+    """
+    for name, pos in (("target", tgt), ("arch", arch_spec)):
+        if given.get(name) is not None and pos is not None:
+            raise UsageError(f"{where}: {name} given twice (positionally and as {name}=)")
+    tgt = tgt if given.get("target") is None else given["target"]
+    arch_spec = arch_spec if given.get("arch") is None else given["arch"]
+    if tgt is None or arch_spec is None:
+        raise UsageError(f"{where}: give both target= and arch= (a spec or a parsed object)")
+    t, t_err = _parsed(tgt, target)
+    a, a_err = _parsed(arch_spec, arch)
+    if t is not None and a is not None and _is(t, "target") and _is(a, "arch"):
+        return t, a
+    t2, _ = _parsed(arch_spec, target)
+    a2, _ = _parsed(tgt, arch)
+    if t2 is not None and a2 is not None and _is(t2, "target") and _is(a2, "arch"):
+        raise UsageError(
+            f"{where}: target and arch are swapped: {str(tgt)!r} is an architecture and "
+            f"{str(arch_spec)!r} a target (pass target=..., arch=...)"
+        )
+    err = t_err or a_err
+    if err is not None and isinstance(err, UsageError):
+        raise err
+    bad = "target" if t is None or not _is(t, "target") else "arch"
+    raise UsageError(f"{where}: {bad} {str(tgt if bad == 'target' else arch_spec)!r} is not a "
+                     f"{'target' if bad == 'target' else 'architecture'} spec or object")
 
 
 def spectrum(tgt, *, kmax=None) -> dict:
@@ -82,6 +150,14 @@ def spectrum(tgt, *, kmax=None) -> dict:
     References:
         O'Donnell, "Analysis of Boolean Functions" (2014), ch. 1 (the Walsh
         expansion and its degree profile).
+
+    Examples:
+        >>> sp = ntkgap.spectrum("parity:d=4,k=2")
+        >>> sp["weight"], sp["dominant_degree"]
+        ([0.0, 0.0, 1.0], 2)
+        >>> sp = ntkgap.spectrum("tree:d=4,L=2,arity=2,node=and")
+        >>> abs(sum(sp["weight"]) - sp["variance"] - sp["mean"] ** 2) < 1e-12  # Parseval
+        True
     """
     from ntkgap.targets import spectra
 
@@ -106,6 +182,12 @@ def gram(arch_spec, dom, points=None, points2=None, *, kind: str = "ntk"):
         Jacot, Gabriel & Hongler, "Neural tangent kernel" (NeurIPS 2018);
         Lee et al., "Wide neural networks of any depth evolve as linear
         models under gradient descent" (NeurIPS 2019).
+
+    Examples:
+        >>> import numpy as np
+        >>> K = ntkgap.gram("fc:depth=2", "hypercube:d=3")
+        >>> K.shape, bool(np.allclose(K, K.T)), bool(np.linalg.eigvalsh(K).min() > 0)
+        ((8, 8), True, True)
     """
     from ntkgap.kernels import gram as kernels
 
@@ -134,6 +216,19 @@ def eigensystem(arch_spec, dom, kmax: int = 16):
         Yang & Salman, "A fine-grained spectral perspective on neural
         networks" (arXiv 1907.10599) for dot-product kernels on the
         hypercube.
+
+    Examples:
+        >>> import numpy as np
+        >>> es = ntkgap.eigensystem("fc:depth=2", "hypercube:d=3", kmax=3)
+        >>> es.k.tolist(), es.multiplicity.tolist()
+        ([0, 1, 2, 3], [1.0, 3.0, 3.0, 1.0])
+
+        The Gram on all 8 points has eigenvalues 2^d times these:
+
+        >>> K = ntkgap.gram("fc:depth=2", "hypercube:d=3")
+        >>> exact = 8 * np.repeat(es.eigenvalue, es.multiplicity.astype(int))
+        >>> bool(np.allclose(np.linalg.eigvalsh(K)[::-1], exact))
+        True
     """
     from ntkgap.kernels import eigen
 
@@ -173,6 +268,11 @@ def learning_curve(
         Simon, Dickens, Karkada & DeWeese, "The eigenlearning framework"
         (arXiv 2110.03922); Bordelon, Canatar & Pehlevan, "Spectrum
         dependent learning curves in kernel regression" (ICML 2020).
+
+    Examples:
+        >>> lc = ntkgap.learning_curve("fc:depth=2", "parity:d=6,k=1", n=[8, 32])
+        >>> [round(e, 3) for e in lc["theory"]]
+        [0.423, 0.019]
     """
     import numpy as np  # here, as every import below: `import ntkgap` stays cheap
 
@@ -220,18 +320,21 @@ def learning_curve(
 
 
 def sample_complexity(
-    arch_spec, tgt, eps: float, *, ridge: float = 0.0, noise: float = 0.0, n_max: float = 1e12
-) -> dict:
+    arch_spec=None, tgt=None, eps: float | None = None, *, ridge: float = 0.0,
+    noise: float = 0.0, n_max: float = 1e12, arch=None, target=None,
+) -> dict:  # fmt: skip
     """n*(eps): the fewest samples at which eigenlearning theory predicts
     a relative test MSE <= eps for NTK regression.
 
     Args:
-        arch_spec: an architecture spec or object.
-        tgt: a target spec or object.
+        arch_spec: an architecture spec or object (or ``arch=``).
+        tgt: a target spec or object (or ``target=``); a swapped pair is
+            refused in one line.
         eps: the relative test MSE to reach, in (0, 1).
         ridge: the ridge (absolute).
         noise: the label-noise variance.
         n_max: the search limit.
+        arch, target: the same two as keywords.
 
     Returns:
         ``{"n_star", "n_star_theory", "censored", "n_max", "theory_valid"}``;
@@ -241,10 +344,17 @@ def sample_complexity(
     References:
         Simon, Dickens, Karkada & DeWeese, "The eigenlearning framework"
         (arXiv 2110.03922).
+
+    Examples:
+        >>> r = ntkgap.sample_complexity("fc:depth=2", "parity:d=6,k=1", eps=0.1)
+        >>> r["n_star"], r["censored"]
+        (19, False)
     """
     from ntkgap.kernels import theory  # here: JAX loads only when called
 
-    a, t = arch(arch_spec), target(tgt)
+    t, a = _pair("sample_complexity", tgt, arch_spec, target=target, arch=arch)
+    if eps is None:
+        raise UsageError("sample_complexity: eps is required (a relative test MSE in (0, 1))")
     a.check_domain(t.domain)
     sp, _ = theory.spectrum(a, t)
     r = theory.nstar(sp, eps, a, t.domain, ridge=ridge, noise=noise, n_max=n_max)
@@ -259,7 +369,8 @@ def train(arch_spec, tgt, n: int, *, width: int, seeds=(0,), n_test: int = 2000,
         tgt: a target spec or object.
         n: samples (train + validation).
         width: the hidden width.
-        seeds: the seeds (each draws its data, initialisation and batches).
+        seeds: the seeds (each draws its data, initialisation and batches),
+            or an int count: ``seeds=2`` is seeds 0 and 1, as ``--seeds 2``.
         n_test: test points.
         **options: training hyperparameters of ``ntkgap.nets.train_config``
             (``steps``, ``lr``, ``optimizer``, ``batch``, ...).
@@ -273,9 +384,18 @@ def train(arch_spec, tgt, n: int, *, width: int, seeds=(0,), n_test: int = 2000,
     a, t = arch(arch_spec), target(tgt)
     a.check_domain(t.domain)
     cfg = train_config.from_mapping(options)
-    r = training.train(a, width, t, n, seeds=list(seeds), cfg=cfg, n_test=n_test)
+    r = training.train(a, width, t, n, seeds=_seed_list(seeds), cfg=cfg, n_test=n_test)
     r["warnings"] = training_warnings(r)
     return r
+
+
+def _seed_list(seeds) -> list:
+    """Seeds as a list: an int is a count (0..seeds-1), as the CLI's --seeds."""
+    if isinstance(seeds, bool) or not isinstance(seeds, int):
+        return [int(s) for s in seeds]
+    if seeds < 1:
+        raise UsageError(f"train: seeds={seeds} (allowed: a count >= 1 or a list of seeds)")
+    return list(range(seeds))
 
 
 def compare(
@@ -327,17 +447,21 @@ def compare(
     )
 
 
-def predict(tgt, arch_spec, eps: float = 0.1, *, seal: bool = True) -> dict:
+def predict(
+    tgt=None, arch_spec=None, eps: float = 0.1, *, seal: bool = True, target=None, arch=None
+) -> dict:
     """n*(eps) of the own-architecture NTK (eigenlearning theory) and of the
     trained net (the law n* = c C^p in the number of constituents C, fitted
     on the stored n* of other families), before anything is trained.
 
     Args:
-        tgt: a target spec or object.
-        arch_spec: an architecture spec or object.
+        tgt: a target spec or object (or ``target=``); a swapped pair is
+            refused in one line.
+        arch_spec: an architecture spec or object (or ``arch=``).
         eps: the relative test MSE to reach.
         seal: for a family with no stored measurement, write the prediction
             to ``results/predictions/<hash>.json`` (refusing to overwrite).
+        target, arch: the same two as keywords.
 
     Returns:
         dict with ``kernel_n_star``, ``kernel_theory_valid``, ``net_n_star``,
@@ -350,7 +474,10 @@ def predict(tgt, arch_spec, eps: float = 0.1, *, seal: bool = True) -> dict:
     """
     from ntkgap.verdicts import predictions  # scipy and the store load only when called
 
-    return predictions.predict(str(target(tgt).spec), str(arch(arch_spec)), eps, seal=seal)
+    t, a = _pair("predict", tgt, arch_spec, target=target, arch=arch)
+    if not 0 < eps < 1:
+        raise UsageError(f"predict: eps {eps:g} (allowed: a relative test MSE in (0, 1))")
+    return predictions.predict(str(t.spec), str(a), eps, seal=seal)
 
 
 #: the API functions, by name (each has a docstring with Args and Returns)

@@ -17,6 +17,7 @@ import sys
 import ntkgap
 from ntkgap.cli_common import VERBS, Parser, check_out, emit, int_at_least, positive_float, verb
 from ntkgap.errors import UsageError
+from ntkgap.specs import raw_items
 
 
 # ---------------------------------------------------------------- spectrum
@@ -115,6 +116,13 @@ def _eigenvalues(args):
     from ntkgap.nets.arch import parse_arch
     from ntkgap.targets.domains import Hypercube, parse_domain
 
+    if raw_items(args.domain)[0] in ("rhm-strings", "rhm"):
+        raise UsageError(
+            f"--domain {args.domain}: an RHM's valid strings are fixed by its grammar, not by "
+            "a domain spec, and have no closed-form NTK eigenvalues (allowed: circle, "
+            "hypercube:d=D); sample-complexity and learning-curve --target rhm:... "
+            "diagonalise the kernel on the enumerated strings"
+        )
     arch, dom = parse_arch(args.arch), parse_domain(args.domain)
     arch.check_domain(dom)
     tree = arch.name == "tree"
@@ -186,7 +194,7 @@ def _unread_row(arch, dom):
         return None
     return {
         "class": f"S holds one of the {d - arch.leaves} unread coordinates "
-        f"{arch.leaves + 1}..{d}: eigenvalue 0",
+        f"{arch.leaves}..{d - 1} (0-based): eigenvalue 0",
         "eigenvalue": 0.0,
         "multiplicity": 2**d - 2**arch.leaves if d <= 64 else None,
         "multiplicity_text": f"2^{d}-2^{arch.leaves}",
@@ -340,8 +348,10 @@ def _sc_args(p):
     p.add_argument(
         "--eps", type=float, default=0.1, help="relative test MSE to reach, in (0, 1) (default 0.1)"
     )
-    p.add_argument("--ridge", type=positive_float("ridge"), default=0.0)
-    p.add_argument("--noise", type=positive_float("noise"), default=0.0)
+    p.add_argument("--ridge", type=positive_float("ridge"), default=0.0, help="ridge [0]")
+    p.add_argument(
+        "--noise", type=positive_float("noise"), default=0.0, help="label-noise variance [0]"
+    )
     p.add_argument("--n-max", type=float, default=1e12, help="search limit [1e12]")
 
 
@@ -421,8 +431,9 @@ def _train(args):
     from ntkgap.targets import parse_target
 
     cfg = train_config.from_args(args)
-    arch, target = parse_arch(args.arch), parse_target(args.target)
+    arch, target = parse_arch(args.arch), _classes_as_outputs(parse_target(args.target))
     arch.check_domain(target.domain)
+    _check_pool(target, args.n, args.n_test)
     # refused before JAX loads (training.train checks again for library callers)
     memory.check_sizes(
         memory.net_estimates(
@@ -442,7 +453,9 @@ def _train(args):
         seeds=range(args.seed, args.seed + args.seeds),
         workers=args.workers,
         return_params=args.kernels,
+        return_predictions=_is_rhm(target),
     )
+    _class_error(r, target)
     if args.kernels:
         from ntkgap.kernels import after_kernel  # JAX is loaded by now
 
@@ -463,14 +476,63 @@ def _train(args):
             "(non-finite loss, or no checkpoint better than the start while the loss rose); "
             "their test MSE is not a trained result\n"
         )
+    cls = r.get("test_class_error")
     emit(
         args,
         r,
         f"{arch} width {args.width} on {target.spec}, n={args.n}: relative test MSE "
-        f"{r['test_mse']:.4g} +- {r['test_mse_std']:.2g} (train {r['train_mse']:.3g}), "
-        f"{r['steps']} steps, {r['seconds']:.1f} s"
+        f"{r['test_mse']:.4g} +- {r['test_mse_std']:.2g} (train {r['train_mse']:.3g})"
+        + ("" if cls is None else f", test classification error {cls:.4g}")
+        + f", {r['steps']} steps, {r['seconds']:.1f} s"
         + "".join(f"\nwarning: {w}" for w in r["warnings"]),
     )
+
+
+def _is_rhm(target):
+    from ntkgap.targets import rhm
+
+    return isinstance(target, (rhm.RHM, rhm.OneHotLabels))
+
+
+def _classes_as_outputs(target):
+    """An RHM of n_c > 2 classes trains on one-hot labels (one output per
+    class, ``rhm.OneHotLabels``); n_c = 2 keeps its scalar +-1 label."""
+    from ntkgap.targets import rhm
+
+    if isinstance(target, rhm.RHM) and target.n_c > 2:
+        return rhm.OneHotLabels(target)
+    return target
+
+
+def _class_error(r, target):
+    """Adds ``test_class_error`` (mean and per seed: the argmax, or for a
+    scalar label the sign, misread as a class) to an RHM's training result
+    and drops the test predictions it was computed from."""
+    from ntkgap.targets import rhm
+
+    preds, xs = r.pop("test_predictions", None), r.pop("x_test", None)
+    if not _is_rhm(target) or preds is None:
+        return
+    base = target.rhm if isinstance(target, rhm.OneHotLabels) else target
+    per_seed = [rhm.classification_error(p, base.classes(x)) for p, x in zip(preds, xs)]
+    r["test_class_error"] = float(sum(per_seed) / len(per_seed))
+    r["test_class_error_per_seed"] = per_seed
+    r["random_guess_class_error"] = rhm.random_guess_error(base.n_c)
+
+
+def _check_pool(target, n, n_test):
+    """Refuses a training pool larger than the distinct points the target's
+    split can draw (every further point repeats one: not more data)."""
+    from ntkgap.targets.split import pool_capacity
+
+    cap = pool_capacity(target, n_test)
+    if cap is not None and n > cap["pool"]:
+        raise UsageError(
+            f"--n {n}: {target.spec} has {cap['configurations']} distinct "
+            f"{cap['what']}, {cap['test']} of them kept for the test set, so a training "
+            f"pool holds at most {cap['pool']} distinct points (allowed: --n <= {cap['pool']}; "
+            "a smaller --n-test or a larger target leaves more)"
+        )
 
 
 def _predict_args(p):
@@ -568,7 +630,8 @@ def main(argv=None) -> int:
         argv: the arguments (None: ``sys.argv[1:]``).
 
     Returns:
-        int exit status: 0 on success, 2 on a usage error or no verb, 130 on
+        int exit status: 0 on success (or the verb's own status: ``run`` gives 1
+        when a cell failed with an error), 2 on a usage error or no verb, 130 on
         interrupt.
     """
     try:
@@ -577,8 +640,8 @@ def main(argv=None) -> int:
         if not getattr(args, "verb", None):
             parser.print_help()
             return 2
-        args._fn(args)
-        return 0
+        rc = args._fn(args)
+        return rc if isinstance(rc, int) else 0  # a verb may return its own status
     except UsageError as exc:
         msg = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
         sys.stderr.write(f"ntkgap: error: {msg}\n")

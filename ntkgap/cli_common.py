@@ -21,6 +21,33 @@ class Parser(argparse.ArgumentParser):
     def error(self, message):  # argparse's own errors: one line, exit 2
         raise UsageError(message)
 
+    def parse_known_args(self, args=None, namespace=None):
+        # an unknown option is named before argparse reports the required
+        # option it was meant to be ("--targt", not "required: --target")
+        args = sys.argv[1:] if args is None else list(args)
+        if not any(isinstance(a, argparse._SubParsersAction) for a in self._actions):
+            _check_options(self, args)
+        return super().parse_known_args(args, namespace)
+
+
+def _check_options(parser, args):
+    """Refuses the first ``--option`` no action of ``parser`` knows (nor
+    abbreviates uniquely), naming the closest known one."""
+    import difflib  # stdlib, cheap; only where options are checked
+
+    known = [o for o in parser._option_string_actions if o.startswith("--")]
+    for a in args:
+        if a == "--":
+            return
+        if not a.startswith("--") or len(a) < 3:
+            continue
+        opt = a[: a.index("=")] if "=" in a else a  # --opt=value: an option, not a spec
+        if opt in known or len([k for k in known if k.startswith(opt)]) == 1:
+            continue
+        close = difflib.get_close_matches(opt, known, n=1)
+        hint = f" (did you mean {close[0]}?)" if close else ""
+        raise UsageError(f"unknown option {opt}{hint}; allowed: {', '.join(sorted(known))}")
+
 
 def verb(name, help, add_args):
     """Decorator registering ``fn`` as the CLI verb ``name`` in VERBS.
@@ -139,5 +166,10 @@ def check_out(path, suffixes):
     try:
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".ntkgap-probe-"):
             pass
+    except FileNotFoundError:  # the folder exists, yet creating a file in it fails
+        raise UsageError(
+            f"cannot write {path}: {folder} does not accept new files (a virtual or "
+            "read-only file system such as /proc or /sys); choose a folder on disk"
+        ) from None
     except OSError as exc:
         raise UsageError(f"cannot write {path}: {folder}: {exc.strerror}") from None

@@ -180,6 +180,18 @@ def describe(kind: str, schemas: Mapping[str, Schema]) -> str:
     return f"{kind} specs:\n" + "\n".join(lines)
 
 
+def comma_items(text: str) -> list[str]:
+    """The non-empty, stripped pieces of a comma-separated list (``a, b,c``).
+
+    Args:
+        text: the list as written.
+
+    Returns:
+        list of str, in the order given.
+    """
+    return [t.strip() for t in str(text).split(",") if t.strip()]
+
+
 def parse_int_list(option: str, text: str, *, min_value: int = 1) -> list[int]:
     """Parses a comma-separated list of integers such as ``100,200,400``.
 
@@ -191,7 +203,7 @@ def parse_int_list(option: str, text: str, *, min_value: int = 1) -> list[int]:
     Returns:
         list of ints, in the order given.
     """
-    items = [t.strip() for t in str(text).split(",") if t.strip()]
+    items = comma_items(text)
     if not items:
         raise SpecError(f"option {option}: empty list (give comma-separated integers)")
     out = []

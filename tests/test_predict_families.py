@@ -115,7 +115,7 @@ def test_predict_on_every_family_of_e4_e8_e9(planted, target, arch, eps):
 def test_predict_on_a_user_dag_file(planted, dag):
     path = os.path.join(ROOT, "tests", "data", "dags", dag)
     r = run_cli("predict", "--target", f"file:{path}", "--arch", "fc:depth=2", "--json",
-                env={"NTKGAP_RESULTS": str(planted)})  # fmt: skip
+                "--seal", env={"NTKGAP_RESULTS": str(planted)})  # fmt: skip
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["net_n_star"] == pytest.approx(C0 * out["C"] ** P0, rel=1e-8)

@@ -54,11 +54,22 @@ def check_writable(path: str) -> None:
     path = os.fspath(path)
     folder = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(folder):
+        up = _existing_above(folder)
+        if not os.path.isdir(up):
+            raise UsageError(f"cannot write {path}: {up} is a file, not a folder")
         raise UsageError(f"cannot write {path}: folder {folder} does not exist")
     if os.path.isdir(path):
         raise UsageError(f"cannot write {path}: it is a folder")
     if not os.access(folder, os.W_OK | os.X_OK):
         raise UsageError(f"cannot write {path}: folder {folder} is not writable")
+
+
+def _existing_above(path: str) -> str:
+    """The nearest existing path at or above ``path`` (a file or a folder)."""
+    up = os.path.abspath(path)
+    while not os.path.exists(up) and os.path.dirname(up) != up:
+        up = os.path.dirname(up)
+    return up
 
 
 def ensure_folder(folder: str) -> str:
@@ -69,6 +80,9 @@ def ensure_folder(folder: str) -> str:
         return folder
     parent = os.path.dirname(os.path.abspath(folder))
     if not os.path.isdir(parent):
+        up = _existing_above(parent)
+        if not os.path.isdir(up):
+            raise UsageError(f"cannot create folder {folder}: {up} is a file, not a folder")
         raise UsageError(f"cannot create folder {folder}: {parent} does not exist")
     try:
         os.mkdir(folder)

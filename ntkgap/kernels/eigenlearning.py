@@ -289,7 +289,7 @@ VALID_FRACTION = 0.1
 def distinct_inputs_log2(arch, domain) -> float:
     """log2 of the number of distinct inputs the kernel of ``arch`` reads on
     ``domain``: d on the hypercube {-1,+1}^d for fc archs, the leaf count for
-    tree archs (they read x_1..x_leaves only); the number of valid strings of
+    tree archs (they read x_0..x_(leaves-1) only); the number of valid strings of
     a random hierarchy model; infinity on the circle.
 
     Args:

@@ -175,10 +175,10 @@ class Arch:
                 "angle u = theta/2pi" if self.spec["input"] == "angle" else "(cos theta, sin theta)"
             )
         if _tokens(domain):
-            which = f"tokens 1..{self.leaves}" if self.name == "tree" else "all tokens"
+            which = f"tokens 0..{self.leaves - 1}" if self.name == "tree" else "all tokens"
             return f"{which}, one-hot over v={domain.target.v}"
         if self.name == "tree":
-            return f"x_1..x_{self.leaves} in {{-1,+1}}"
+            return f"x_0..x_{self.leaves - 1} in {{-1,+1}}"  # 0-based, as DAG files
         return "x in {-1,+1}^d"
 
     def inputs(self, domain, points) -> np.ndarray:

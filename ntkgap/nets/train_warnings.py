@@ -9,17 +9,21 @@ from __future__ import annotations
 
 #: training that lowers the training loss by less than this fraction made no progress
 NO_PROGRESS = 0.05
+#: a relative test MSE above this is worse than predicting the target's mean
+WORSE_THAN_ZERO = 1.0
 
 
 def training_warnings(r: dict) -> list[str]:
     """What a training result does not say by itself, one sentence each: a
-    scored checkpoint that is the initial net, no progress (final training
-    loss within ``NO_PROGRESS`` of the initial), train/test overlap or
+    scored checkpoint that is the initial net, a seed whose relative test
+    MSE exceeds 1 (worse than predicting the mean: it learned nothing), no
+    progress (final training loss within ``NO_PROGRESS`` of the initial),
+    train/test overlap or
     duplicate training points.
 
     Args:
         r: a result of :func:`train` (``best_step``, ``steps_per_seed``,
-            ``seeds``, ``overlap``, ``train_duplicates``, ``loss_curve``).
+            ``seeds``, ``test_mse_per_seed``, ``overlap``, ``train_duplicates``, ``loss_curve``).
 
     Returns:
         list of str, empty when there is nothing to warn about.
@@ -31,6 +35,12 @@ def training_warnings(r: dict) -> list[str]:
             f"seed(s) {', '.join(map(str, untrained))}: the scored checkpoint is the "
             "initial (untrained) net (best_step 0); its test MSE is the untrained baseline"
         )
+    for s, t in zip(seeds, r.get("test_mse_per_seed") or []):
+        if t > WORSE_THAN_ZERO:
+            out.append(
+                f"seed {s}: learned nothing: relative test MSE {t:.3g} > 1, worse than "
+                "predicting the mean (zero for a centred target)"
+            )
     curve = r.get("loss_curve") or []
     if len(curve) >= 2:
         first, last = curve[0]["train_loss"], curve[-1]["train_loss"]

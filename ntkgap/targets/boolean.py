@@ -380,7 +380,7 @@ class Staircase(HypercubeTarget):
 
 
 class Tree(HypercubeTarget):
-    """A balanced tree of depth L and the given arity over x_1..x_{arity^L};
+    """A balanced tree of depth L and the given arity over x_0..x_{arity^L - 1};
     every internal node applies ``node`` to its children (``random``: an
     independent non-constant truth table per node, drawn from ``seed``)."""
 

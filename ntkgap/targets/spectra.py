@@ -78,7 +78,8 @@ def report(target, *, kmax: int | None = None) -> dict:
 
 
 def _coordinates(support, runs: int = 6) -> str:
-    """0-based coordinates as 1-based names, runs joined: ``x_1..x_4, x_9``."""
+    """0-based coordinates by their 0-based names (as DAG files and the
+    target specs number them), runs joined: ``x_0..x_3, x_8``."""
     groups = []
     for j in support:
         if groups and j == groups[-1][1] + 1:
@@ -86,7 +87,7 @@ def _coordinates(support, runs: int = 6) -> str:
         else:
             groups.append([j, j])
     names = [
-        f"x_{a + 1}..x_{b + 1}" if b > a + 1 else ", ".join(f"x_{j + 1}" for j in range(a, b + 1))
+        f"x_{a}..x_{b}" if b > a + 1 else ", ".join(f"x_{j}" for j in range(a, b + 1))
         for a, b in groups
     ]
     return ", ".join(names[:runs]) + (", ..." if len(names) > runs else "")
@@ -136,6 +137,7 @@ def table(rep: dict) -> str:
         if k != 0 and p > 1e-14 * var:
             share = f"{p / rep['variance']:.2%}" if rep["variance"] > 0 else "-"
             lines.append(f"{k:>10} {p:>14.6e} {share:>18}")
+    lines += _degree_note(rep)
     lines.append(
         "complexity: "
         + ", ".join(
@@ -177,3 +179,23 @@ def plot(rep: dict, path: str) -> None:
     fig.tight_layout()
     save_figure(fig, path)
     plt.close(fig)
+
+
+def _degree_note(rep: dict) -> list:
+    """On RHM strings: what a degree is there, and the Efron-Stein weights
+    the JSON also carries (they spread over more degrees)."""
+    if "weight_es_squared" not in rep:
+        return []
+    es = ", ".join(
+        f"{k}: {w / rep['variance']:.1%}"
+        for k, w in zip(rep["degree"], rep["weight_es_squared"])
+        if k and w > 1e-14 * rep["variance"]
+    )
+    return [
+        "degree k on valid strings = the number of token positions a function reads; the "
+        "positions are dependent under the law of valid strings, so 'weight' is the "
+        "orthogonal profile Var(P_k y) - Var(P_(k-1) y), P_k the projection onto functions "
+        "of at most k positions (sums to the variance)",
+        f"Efron-Stein weights sum_(|S|=k) E f_S^2 (JSON weight_es_squared, not orthogonal, "
+        f"need not sum to 100%): {es}",
+    ]

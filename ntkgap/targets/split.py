@@ -120,6 +120,37 @@ def split(target, n: int, *, seed: int, n_val: int = 0, n_test: int = 2000) -> S
     return _hypercube(target, n, n_val, n_test, seed)
 
 
+def pool_capacity(target, n_test: int = 2000) -> dict | None:
+    """How many distinct points a pool of ``target`` can hold beside its
+    test set (the split orders the rest; a larger pool repeats them).
+
+    Args:
+      target: a parsed target.
+      n_test: test points wanted (at most half the key cube is reserved).
+
+    Returns:
+      ``{"configurations", "test", "pool", "what"}``: the key configurations
+      (or valid strings), how many the test set reserves, how many remain
+      for a pool, and what they are in words; None on the circle (points are
+      continuous).
+    """
+    dom = target.domain
+    if isinstance(dom, Circle):
+        return None
+    if hasattr(dom, "draw_split"):
+        size, what = int(dom.target.n_valid), "valid strings"
+    else:
+        sup = np.asarray(target.support, dtype=np.int64)
+        keyed = sup.size < dom.d and int(n_test) <= 2 ** int(sup.size) // 2
+        s = int(sup.size) if keyed else int(dom.d)
+        if s > 62:
+            return None
+        size = 2**s
+        what = f"configurations of its {s} {'support' if keyed else 'input'} coordinates"
+    test = min(int(n_test), size // 2)
+    return {"configurations": size, "test": test, "pool": size - test, "what": what}
+
+
 def _hypercube(target, n, n_val, n_test, seed) -> Split:
     dom = target.domain
     sup = np.asarray(target.support, dtype=np.int64)

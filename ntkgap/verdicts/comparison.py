@@ -44,7 +44,7 @@ from ntkgap.nets.arch import parse_arch
 from ntkgap.runs import config as runs_config
 from ntkgap.runs import cost as cost_model
 from ntkgap.runs import executors, scaling, store
-from ntkgap.specs import parse_int_list
+from ntkgap.specs import comma_items, parse_int_list
 from ntkgap.targets import parse_spec, parse_target, with_depth
 from ntkgap.verdicts import claims, predictions, selection
 
@@ -140,7 +140,7 @@ def family_option(values) -> str | list[str]:
     """
     words = []
     for w in values:
-        pieces = [x.strip() for x in w.split(",")]
+        pieces = comma_items(w)
         files = len(pieces) > 1 and all(x.endswith(".toml") for x in pieces)
         words += pieces if files else [w]
     return words[0] if len(words) == 1 else words

@@ -237,10 +237,10 @@ def _depth_side(exp, side, family, eps, budget: str = "base") -> dict:
     """{L: (target, per-seed n*)} of one predictor on a depth-indexed family:
     a search's per-seed records, or eigenlearning's n* (``["theory", arch
     prefix]``, used only where ``theory_valid``; the same for every seed)."""
-    if not (isinstance(side, list) and len(side) in (2, 3)):
+    if not (isinstance(side, list) and len(side) in (2, 3, 4)):
         raise UsageError(
             f"claim params a/b: {side!r} must be [method, arch prefix] or "
-            "[method, arch prefix, ridge]"
+            "[method, arch prefix, ridge] or [method, arch prefix, ridge, {cell fields}]"
         )
     if side[0] == "theory":
         th = selection.theory_nstar_by_depth(exp, family, side[1], eps)

@@ -94,11 +94,15 @@ class Side:
     arch: str
     ridge: float | str = RIDGELESS
     prefix: bool = False
+    #: (key, value) pairs a cell must also hold (e.g. its ``width`` or ``steps``: the
+    #: variants of one arch spec that differ in training only)
+    fields: tuple = ()
 
     @classmethod
     def parse(cls, side) -> Side:
         """A side as claim params give it: a table ``{method, arch[, ridge]}``
-        (the exact arch spec) or a list ``[method, arch prefix[, ridge]]``.
+        (the exact arch spec) or a list ``[method, arch prefix[, ridge[, fields]]]``,
+        ``fields`` a table of cell fields the cells must hold (``{width = 16}``).
 
         Args:
             side: the table or list.
@@ -110,10 +114,24 @@ class Side:
             return cls(side["method"], side["arch"], side.get("ridge", RIDGELESS))
         if isinstance(side, list) and len(side) in (2, 3):
             return cls(*side[:2], *side[2:], prefix=True)
+        if isinstance(side, list) and len(side) == 4 and isinstance(side[3], dict):
+            return cls(*side[:3], prefix=True, fields=tuple(sorted(side[3].items())))
         raise UsageError(
             f"claim params: side {side!r} must be a table with method and arch, or "
-            "[method, arch prefix] or [method, arch prefix, ridge]"
+            "[method, arch prefix] or [method, arch prefix, ridge] or "
+            "[method, arch prefix, ridge, {cell fields}]"
         )
+
+    def has_cell(self, cell: dict) -> bool:
+        """Whether a stored cell is this side's: its arch (``has_arch``) and ``fields``.
+
+        Args:
+            cell: a stored cell.
+
+        Returns:
+            bool.
+        """
+        return self.has_arch(cell["arch"]) and all(cell.get(k) == v for k, v in self.fields)
 
     def has_arch(self, arch: str) -> bool:
         """Whether a cell's arch spec is this side's.
@@ -147,7 +165,7 @@ def searches(experiment: str, side: Side, eps, want=None, budget: str = "base",
     """
     out, steps = {}, {}
     for cell, res in store.results(experiment, side.method):
-        if not side.has_arch(cell["arch"]) or (want is not None and not want(cell["target"])):
+        if not side.has_cell(cell) or (want is not None and not want(cell["target"])):
             continue
         if not at(cell, eps, side.ridge, error):
             continue
@@ -171,7 +189,7 @@ def budgets(experiment: str, side: Side, eps: float, want=None) -> dict:
     """
     out: dict = {}
     for cell, _ in store.results(experiment, side.method):
-        if side.has_arch(cell["arch"]) and (want is None or want(cell["target"])):
+        if side.has_cell(cell) and (want is None or want(cell["target"])):
             if at(cell, eps, side.ridge) and "steps" in cell:
                 out.setdefault(cell["target"], set()).add(cell["steps"])
     return {t: sorted(v) for t, v in out.items()}
