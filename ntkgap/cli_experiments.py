@@ -272,6 +272,8 @@ def _dry_run_text(r):
     for lab, by_L in r["n_star_theory"].items():
         vals = ", ".join(f"L={L}: {'> 1e12' if n is None else n}" for L, n in by_L.items())
         lines.append(f"theory n*: {lab}: {vals}")
+    for lab, by_L in r.get("n_star_theory_missing", {}).items():
+        lines += [f"theory n*: {lab}: L={L}: none ({why})" for L, why in by_L.items()]
     lines.append(f"estimated cost: {r['cost']:.3g} ({r['cost_unit']})")
     if "makespan_s" in r:
         lines.append(f"makespan ~{r['makespan_s'] / 60:.1f} min on {r['jobs']} workers")

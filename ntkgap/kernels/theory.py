@@ -142,6 +142,10 @@ def spectrum(arch, target, *, kmax: int | None = None) -> tuple[Spectrum, eigen.
         # the degree profile by recursion over the tree: no 2^s transform
         prof = tree_target.tree_degree_profile(target)
         return _fc_spectrum(arch, domain, target, prof, float(prof[1:].sum()))
+    if arch.name == "fc" and isinstance(target, Tree) and len(target.support) > 24:
+        # tanh nodes: by signed measures per shape over the tree (tree_power)
+        prof = tree_target.tree_power_profile(target)["weight"]
+        return _fc_spectrum(arch, domain, target, prof, float(prof[1:].sum()))
     ws = walsh.walsh_spectrum(target)
     variance = target_variance(target)
     if arch.name == "tree":

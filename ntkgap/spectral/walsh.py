@@ -112,7 +112,9 @@ def walsh_spectrum(target) -> WalshSpectrum:
     if s > MAX_BITS:
         raise UsageError(
             f"target '{target.spec}': support of {s} bits exceeds {MAX_BITS} "
-            "for the exact Walsh transform"
+            f"for the exact Walsh transform (2^{s} float64 values, {2 ** (s - 27):g} GiB; "
+            "only tree targets, whose nodes read disjoint leaves, go by composition "
+            "beyond it)"
         )
     values = target.eval_columns(lambda j: bit_column(s, j))
     values = np.broadcast_to(np.asarray(values, dtype=np.float64), (2**s,))

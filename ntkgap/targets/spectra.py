@@ -8,7 +8,7 @@ import numpy as np
 
 from ntkgap._infra.files import save_figure
 from ntkgap.spectral import complexity, fourier, walsh
-from ntkgap.targets import SCHEMAS, parse_spec
+from ntkgap.targets import SCHEMAS, parse_spec, tree_power
 from ntkgap.targets.domains import Circle
 from ntkgap.targets.variance import target_variance
 
@@ -59,6 +59,8 @@ def report(target, *, kmax: int | None = None) -> dict:
             dominant_frequency=complexity.dominant(power),
             truncated_power=float(max(second - power.sum(), 0.0)),
         )
+    elif _by_composition(target):
+        return _composed_report(out, target)
     else:
         spec = walsh.walsh_spectrum(target)
         power = spec.degree_profile()
@@ -73,6 +75,36 @@ def report(target, *, kmax: int | None = None) -> dict:
         )
         abs_c = np.abs(spec.coefficients)
     out["complexity"] = complexity.measures(power, abs_c)
+    out["architecture"] = target.architecture()
+    return out
+
+
+def _by_composition(target) -> bool:
+    """A ``tree`` target too wide for the exact transform: its spectrum comes
+    by composition over the tree (``ntkgap.targets.tree_power``)."""
+    spec = getattr(target, "spec", None)
+    return spec is not None and spec.name == "tree" and len(target.support) > walsh.MAX_BITS
+
+
+def _composed_report(out: dict, target) -> dict:
+    """The hypercube part of ``report`` for a tree target by composition:
+    the same keys; the variance is the weights' sum (exact), and the L1 norm
+    and sparsity come only where f_hat is constant per shape (``tanh``)."""
+    prof = tree_power.tree_power_profile(target)
+    power = prof["weight"]
+    out.update(
+        variance=float(power[1:].sum()),
+        mean=prof["mean"],
+        support=list(target.support),
+        degree=list(range(power.size)),
+        weight=power.tolist(),
+        dominant_degree=complexity.dominant(power),
+        method="composition over the tree (no 2^s transform)",
+    )
+    out["complexity"] = complexity.measures(power)
+    for key in ("l1_norm", "sparsity"):
+        if key in prof:
+            out["complexity"][key] = prof[key]
     out["architecture"] = target.architecture()
     return out
 
@@ -129,6 +161,7 @@ def table(rep: dict) -> str:
         f"target {rep['target']} on {rep['domain']}: mean {mean:.6g}, "
         f"variance {rep['variance']:.6g}",
         *_support_line(rep),
+        *([f"computed by {rep['method']}"] if "method" in rep else []),
         f"constant term ({key} 0) = mean^2 = {const:.6e}, "
         f"{const / var if var > 0 else 0.0:.2%} of E f^2 (not in the share column)",
         f"{key:>10} {val:>14} {'share of variance':>18}",

@@ -536,11 +536,13 @@ def _report(cfg, claims_out, run, series, scored=None) -> str:
     return "\n".join(lines) + "\n"
 
 
-def theory_nstar(cfg: dict) -> dict:
+def theory_nstar(cfg: dict, missing: dict | None = None) -> dict:
     """Eigenlearning's n*(eps) of every kernel cell the plan has theory for.
 
     Args:
         cfg: a config from :func:`plan`.
+        missing: where given, filled with ``{label: {L: reason}}`` for every
+            theory cell theory cannot compute (the one-line reason).
 
     Returns:
         ``{"fc NTK theory" | "depth-aware NTK theory": {L: n* or None}}``
@@ -560,8 +562,10 @@ def theory_nstar(cfg: dict) -> dict:
         label = "fc NTK theory" if g["arch"] == FC else "depth-aware NTK theory"
         try:
             sp, _ = theory.spectrum(a, t)
-        except UsageError:  # beyond the exact transforms (e.g. fc on 32 tanh leaves)
-            continue  # absent: theory does not apply there
+        except UsageError as err:  # beyond the exact transforms and the compositions
+            if missing is not None:  # absent, with the reason the dry run prints
+                missing.setdefault(label, {})[cfg["_depths"][g["target"]]] = str(err)
+            continue
         r = theory.nstar(sp, cfg["_budget"]["eps"], a, t.domain)
         out.setdefault(label, {})[cfg["_depths"][g["target"]]] = r["n_star"]
     return out
@@ -807,10 +811,14 @@ def compare(
     """
     cfg, run_profile = _profiled_plan(family, depths, profile, budget, eps=eps, seeds=seeds,
                                       n_max=n_max)  # fmt: skip
-    nstar = theory_nstar(cfg)
+    missing = {}
+    nstar = theory_nstar(cfg, missing)
     predicted = predict_members(cfg) if predict else None  # before anything is written
     if dry_run:
         plan_out = dry_run_summary(cfg, nstar, jobs)
+        plan_out["n_star_theory_missing"] = {
+            lab: {str(L): why for L, why in v.items()} for lab, v in missing.items()
+        }
         if predicted is not None:
             plan_out["predictions"] = [{k: i[k] for k in ("L", "prediction")} for i in predicted]
         return dict(plan_out, dry_run=True, profile=run_profile, budget=_public(cfg),
