@@ -16,7 +16,7 @@ WORSE_THAN_ZERO = 1.0
 def training_warnings(r: dict) -> list[str]:
     """What a training result does not say by itself, one sentence each: a
     scored checkpoint that is the initial net, a seed whose relative test
-    MSE exceeds 1 (worse than predicting the mean: it learned nothing), no
+    MSE is >= 1 (no better than predicting the mean: it learned nothing), no
     progress (final training loss within ``NO_PROGRESS`` of the initial),
     train/test overlap or
     duplicate training points.
@@ -36,9 +36,9 @@ def training_warnings(r: dict) -> list[str]:
             "initial (untrained) net (best_step 0); its test MSE is the untrained baseline"
         )
     for s, t in zip(seeds, r.get("test_mse_per_seed") or []):
-        if t > WORSE_THAN_ZERO:
+        if t >= WORSE_THAN_ZERO:
             out.append(
-                f"seed {s}: learned nothing: relative test MSE {t:.3g} > 1, worse than "
+                f"seed {s}: learned nothing: relative test MSE {t:.3g} >= 1, no better than "
                 "predicting the mean (zero for a centred target)"
             )
     curve = r.get("loss_curve") or []
