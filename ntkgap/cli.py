@@ -289,6 +289,7 @@ def _learning_curve(args):
     arch, target = parse_arch(args.arch), parse_target(args.target)
     ns = parse_int_list("--n", args.n)
     arch.check_domain(target.domain)
+    _check_pool(target, max(ns), args.n_test)  # the empirical curve draws pools this large
     memory.check_sizes(
         memory.theory_estimates(arch, target) + memory.regression_estimates(target, ns, args.n_test)
     )
@@ -636,10 +637,16 @@ def main(argv=None) -> int:
     """
     try:
         parser = build_parser()
-        args = parser.parse_args(argv)
+        given = sys.argv[1:] if argv is None else list(argv)
+        if not [a for a in given if a != "--json"]:
+            args = argparse.Namespace(verb=None)  # no verb: the one-line error below
+        else:
+            args = parser.parse_args(argv)
         if not getattr(args, "verb", None):
-            parser.print_help()
-            return 2
+            verbs = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+            raise UsageError(
+                f"no verb given (allowed: {', '.join(verbs.choices)}; ntkgap --help says more)"
+            )
         rc = args._fn(args)
         return rc if isinstance(rc, int) else 0  # a verb may return its own status
     except UsageError as exc:

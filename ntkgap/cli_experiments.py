@@ -176,6 +176,8 @@ def _show(args):
         if args.results is None:
             config.set_results_dir(os.path.join(out_dir, "results"))
     if args.results is not None:
+        if not os.path.isdir(args.results):  # show reads; an absent folder is a typo
+            raise UsageError(f"--results {args.results}: no such folder (give a results folder)")
         config.set_results_dir(args.results)
     experiments = overview.experiments(source, args.profile)
     if args.plot:

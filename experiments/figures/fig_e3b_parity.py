@@ -12,15 +12,17 @@ import analysis
 import numpy as np
 from style import plt
 
+from ntkgap._infra import config
 from ntkgap.verdicts import selection
 from ntkgap.runs import store
 from ntkgap.nets.arch import parse_arch
 
 EXP = "e3b_parity"
+PROFILE = config.profile() or "quick"
 eps = analysis.EPS
 SERIES = (  # (method, ridge, label, colour, marker)
     ("ntk_search", selection.RIDGELESS, "NTK regression, ridgeless", "ntk", "D"),
-    ("ntk_search", "tuned", "NTK regression, tuned ridge", "tree", "s"),
+    ("ntk_search", "tuned", "NTK regression, tuned ridge", "ridge", "s"),
     ("net_search", selection.RIDGELESS, "trained 2-layer net", "net", "o"),
 )
 theory = {(c["target"], c["arch"]): r for c, r in store.results(EXP, "theory")}
@@ -55,19 +57,25 @@ for ax, arch in zip(axes.ravel(), archs):
             color=style.COLORS["theory"],
             label="theory not valid (n > 10% of inputs)",
         )
+    searched = set()
     for i, (method, ridge, lab, ck, mk) in enumerate(SERIES):
         recs = selection.searches(EXP, selection.Side(method, arch, ridge), eps)
         for t, r in recs.items():
             med, x = r["median"], order(t) + (i - 1) * 0.08
             style.nstar_point(ax, x, med, style.COLORS[ck], mk)
+            searched.add(order(t))
         ax.plot([], [], mk, color=style.COLORS[ck], label=lab)
+    why = ""
+    if len(searched) <= 1:  # say why a panel shows theory only, or one order
+        what = f"searched at k = {min(searched)} only" if searched else "theory only: no searches"
+        why = f"\n({what} at the {PROFILE} profile)"
     spec = parse_arch(arch).spec
     style.bound_legend(ax)
     ax.set(
         yscale="log",
         xlabel="parity order k (d = 20)",
         ylabel=f"n*({eps}) (median seed; bars: min-max over seeds)",
-        title=f"act = {spec['act']}, b_std = {spec['b_std']:g}",
+        title=f"act = {spec['act']}, b_std = {spec['b_std']:g}{why}",
         xticks=np.arange(2, 6),
     )
     style.major_log_labels_only(ax, which="y")

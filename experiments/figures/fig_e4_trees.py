@@ -26,12 +26,11 @@ SERIES = (  # (method, arch prefix, ridge, label, colour key, marker)
     ("ntk_search", "fc", selection.RIDGELESS, "fc NTK (KRR)", "ntk", "D"),
     ("net_search", "fc", selection.RIDGELESS, "fc net (trained)", "net", "^"),
 )
-COLORS = dict(style.COLORS, tree_ntk="#1e8449", tree_ridge="#7dcea0", lazy="#8e44ad")
+COLORS = style.COLORS
 NODES = ("parity", "linear-plus", "tanh", "and", "random")
 KURTOSIS = (
-    "Target kurtosis (panel titles): E(y - Ey)^4 / Var(y)^2 of the target at each depth L "
-    "(1 for +-1 values such as parity, 3 for Gaussian ones; larger: heavier tails, rare large |y| "
-    "weigh more in the MSE; ~: Monte Carlo estimate, else exact on the support cube)"
+    "kurtosis (titles): E(y - Ey)^4 / Var(y)^2 at each L (1: +-1 values, 3: Gaussian; "
+    "~: Monte Carlo)"
 )
 eps = analysis.EPS
 
@@ -72,7 +71,7 @@ def draw_family(ax, fam, targets):
     Ls = set()
     for arch, lab, ck in (
         ("fc", "fc NTK theory", "theory"),
-        ("tree", "tree NTK theory", "tree_ntk"),
+        ("tree", "tree NTK theory", "tree_theory"),
     ):
         th = selection.theory_nstar_by_depth(EXP, fam, arch, eps)
         # censored theory (n* beyond its n_max): a bound, an arrow up from n_max
@@ -107,8 +106,12 @@ def draw_family(ax, fam, targets):
         # the support cube: 2^(arity^L) leaf configurations of a tree, 2^(2^L) of a circuit
         L = sorted(targets)
         conf = [2.0 ** len(parse_target(targets[x]).support) for x in L]
-        ax.plot(L, conf, ":", color="grey", lw=1, label="support configurations 2^(inputs read)")
-        ax.set_ylim(1, min(ax.get_ylim()[1], 1e13))
+        # the axis fits the measured and theory points; the support line is context
+        lo, hi = ax.dataLim.y0, ax.dataLim.y1
+        ax.plot(L, conf, ":", color="grey", lw=1, label="support configurations 2^(inputs read)",
+                scaley=False)  # fmt: skip
+        ax.set_yscale("log")
+        ax.set_ylim(max(lo, 1) / 3, hi * 3)
         ax.set_xlim(min(Ls) - 0.4, max(Ls) + 0.4)
         ax.set_xticks(range(min(Ls), max(Ls) + 1))
     ax.set(
@@ -176,7 +179,8 @@ if has_lazy:
 for ax in flat[len(fams) + has_lazy :]:
     ax.axis("off")
 handles, labels = flat[0].get_legend_handles_labels()
-fig.legend(handles, labels, loc="lower center", ncol=4, fontsize=7, bbox_to_anchor=(0.5, -0.01))
-fig.tight_layout(rect=(0, 0.08, 1, 1))
+ncol = 4 if cols > 1 else 1  # a one-panel figure stacks its legend
+fig.tight_layout(rect=(0, 0.1 if cols > 1 else 0.3, 1, 1))
+fig.legend(handles, labels, loc="lower center", ncol=ncol, fontsize=7, bbox_to_anchor=(0.5, 0.0))
 style.state_verdicts(fig, EXP, notes=(KURTOSIS,))
 style.save(fig, "e4_trees")

@@ -37,7 +37,7 @@ def complexities(t):
 
 fig, (a1, a2) = plt.subplots(1, 2, figsize=(10, 4.0))
 eps = analysis.EPS
-colors = {"tree_ntk": "#1e8449", **style.COLORS}
+colors = style.COLORS
 
 
 def short(t):

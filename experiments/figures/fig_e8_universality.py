@@ -100,7 +100,7 @@ def heat_legend(fig):
                f"{VALID_FRACTION:.0%} of the distinct inputs)", **INVALID),
         Patch(facecolor="0.85", label="blank: not run in this profile"),
     ]  # fmt: skip
-    fig.legend(handles=handles, loc="lower left", ncol=3, fontsize=7, bbox_to_anchor=(0, -0.03))
+    fig.legend(handles=handles, loc="lower left", ncol=3, fontsize=7, bbox_to_anchor=(0, 0))
 
 
 th = theory_cells()
@@ -226,7 +226,7 @@ else:
     style.no_data(ax, EXP + " (trained searches)")
 if not th:
     style.no_data(axes[0, 0], EXP)
-fig.tight_layout(rect=(0, 0.03, 1, 1))
+fig.tight_layout(rect=(0, 0.06, 1, 1))
 heat_legend(fig)
 style.state_verdicts(fig, EXP)
 style.save(fig, "e8_universality")

@@ -25,8 +25,8 @@ CFG = runs_config.load_config(os.path.join(style.ROOT, "experiments", f"{EXP}.to
 PARAMS = {c["id"]: c["params"] for c in CFG["claim"]}
 CNN = PARAMS["E9-cnn-scaling-L"]["a"][1]
 SERIES = (  # (method, arch prefix, label, colour, marker)
-    ("ntk_search", CNN, "CNN NTK (KRR)", "#1e8449", "s"),
-    ("net_search", CNN, "CNN (trained)", "#8e44ad", "o"),
+    ("ntk_search", CNN, "CNN NTK (KRR)", style.COLORS["tree_ntk"], "s"),
+    ("net_search", CNN, "CNN (trained)", style.COLORS["tree"], "o"),
     ("ntk_search", "fc", "fc NTK (KRR)", style.COLORS["ntk"], "D"),
     ("net_search", "fc", "fc net (trained)", style.COLORS["net"], "^"),
 )

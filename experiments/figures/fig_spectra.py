@@ -14,31 +14,54 @@ def short(spec):
     return label(spec, drop=("seed",))
 
 
+def group(r):
+    """The small multiple a hypercube target's spectrum is drawn in."""
+    sp = parse_spec(r["target"])
+    if sp.name != "tree":
+        return "circuits" if sp.name == "circuit" else "parities and staircases"
+    if sp["node"] in ("parity", "tanh"):
+        return f"trees, node = {sp['node']}"
+    return "trees, other nodes"
+
+
 rows = sorted(store.results("zoo", "spectrum"), key=lambda cr: cr[0]["target"])
 circ = [r for _, r in rows if "frequency" in r]
 cube = [r for _, r in rows if "frequency" not in r]
-fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 6.2), gridspec_kw={"width_ratios": [1, 1.25]})
+groups = {}
+for r in cube:
+    groups.setdefault(group(r), []).append(r)
+n_panels = 1 + max(len(groups), 1)
+cols = min(3, n_panels)
+nrows = -(-n_panels // cols)
+fig, axes = plt.subplots(nrows, cols, figsize=(4.2 * cols, 3.4 * nrows), squeeze=False)
+flat = list(axes.ravel())
+a1 = flat[0]
 for r, (c, m, ls) in zip(circ, style.distinct_styles(len(circ))):
     k, p = np.array(r["frequency"]), np.array(r["power"])
     sel = p > 1e-12 * r["variance"]
     a1.semilogy(
         k[sel], p[sel] / r["variance"], ls, marker=m, ms=3, color=c, label=short(r["target"])
     )
-for r, (c, m, ls) in zip(cube, style.distinct_styles(len(cube))):
-    k, w = np.array(r["degree"]), np.array(r["weight"])
-    a2.plot(k[1:], w[1:] / r["variance"], ls, marker=m, ms=3, color=c, label=short(r["target"]))
-dims = sorted({str(parse_spec(r["target"])["d"]) for r in cube})
 a1.set(xscale="log", xlabel="frequency k", ylabel="share of variance", title="circle targets")
-a2.set(
-    xlabel="Walsh degree k",
-    ylabel="share of variance  W^k / Var f",
-    title="hypercube targets" + (f" (d = {', '.join(dims)})" if dims else ""),
-)
-style.integer_x(a2)
-for ax, n in ((a1, len(circ)), (a2, len(cube))):
-    if n:  # below the axes, so no series is hidden
-        ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.13), ncol=2, fontsize=6.5)
-    else:
-        style.no_data(ax, "zoo")
+if circ:
+    a1.legend(fontsize=6, loc="upper right")
+else:
+    style.no_data(a1, "zoo")
+for ax, (name, members) in zip(flat[1:], sorted(groups.items())):
+    for i, (r, (c, m, ls)) in enumerate(zip(members, style.distinct_styles(len(members)))):
+        k, w = np.array(r["degree"][1:]), np.array(r["weight"][1:]) / r["variance"]
+        keep = w > 1e-4  # the degrees holding weight; equal spectra side by side
+        dx = (i - (len(members) - 1) / 2) * 0.1
+        ax.plot(k[keep] + dx, w[keep], ls, marker=m, ms=4, lw=1, color=c,
+                label=short(r["target"]))  # fmt: skip
+    dims = sorted({str(parse_spec(r["target"])["d"]) for r in members})
+    ax.set(xlabel="Walsh degree k", ylabel="share of variance  W^k / Var f", ylim=(-0.03, 1.05),
+           title=f"{name} (d = {', '.join(dims)})")  # fmt: skip
+    style.integer_x(ax)
+    ax.legend(fontsize=6, loc="best")
+if not groups:
+    style.no_data(flat[1], "zoo")
+for ax in flat[1 + max(len(groups), 1) :]:
+    ax.axis("off")
 fig.tight_layout()
 style.save(fig, "spectra")

@@ -24,12 +24,31 @@ from ntkgap.verdicts import claims, rules  # noqa: E402
 OUT = config.figures_dir(os.path.join(ROOT, "figures"))
 # figures read only the cells of one profile's config (ntkgap.runs.store.results)
 os.environ.setdefault("NTKGAP_PROFILE", "quick")
+#: the one palette: each predictor keeps its colour in every figure, no two alike
+#: (Okabe & Ito's colour-blind-safe set, then further distinct hues)
 COLORS = {
-    "ntk": "#c0392b",
-    "theory": "#e67e22",
-    "net": "#2471a3",
-    "tree": "#27ae60",
-    "exact": "#000000",
+    "ntk": "#D55E00",  # fc NTK regression (ridgeless KRR)
+    "theory": "#E69F00",  # fc NTK, eigenlearning theory
+    "net": "#0072B2",  # fc net, trained
+    "ridge": "#CC79A7",  # NTK regression with a ridge tuned on validation
+    "tree_ntk": "#009E73",  # tree / CNN NTK regression (ridgeless KRR)
+    "tree_theory": "#8C9A00",  # tree NTK, eigenlearning theory
+    "tree": "#6A3D9A",  # tree / CNN net, trained
+    "tree_ridge": "#17BECF",  # tree NTK regression, tuned ridge
+    "lazy": "#8C564B",  # lazy (large alpha) training
+    "exact": "#000000",  # exact values (closed forms, brute force)
+}
+#: one colour per activation, distinct from the predictors' and from each other
+ACT_COLORS = {
+    "relu": "#393B79",
+    "leaky_relu": "#637939",
+    "abs": "#B8860B",
+    "gelu": "#843C39",
+    "erf": "#7B4173",
+    "tanh": "#E7969C",
+    "silu": "#9C9EDE",
+    "softplus": "#A5C26B",
+    "sin": "#636363",
 }
 #: a bound's arrow spans this factor on a log axis (up: x ARROW, down: / ARROW)
 ARROW = 2.0
@@ -142,11 +161,17 @@ def claim_verdicts(exp, keep=None):
 
 
 def _verdict_text(c):
+    """'id: verdict, value [lo, hi]' (the CI where there is one; a control
+    says whether it came out as expected)."""
+    text = f"{c['id']}: {c['verdict']}"
+    if c.get("value") is not None:
+        text += f", {c['value']:.3g}"
+        if c.get("lo") is not None and c.get("hi") is not None:
+            text += f" [{c['lo']:.3g}, {c['hi']:.3g}]"
     control = c.get("control")
-    if not control:
-        return f"{c['id']}: {c['verdict']}"
-    held = "held" if control["held"] else "not met"
-    return f"{c['id']}: {c['verdict']} (control expecting {control['expect']}: {held})"
+    if control:
+        text += " (control: as expected)" if control["held"] else " (control: NOT as expected)"
+    return text
 
 
 def state_verdicts(fig, exp, keep=None, notes=()):
@@ -167,13 +192,16 @@ def state_verdicts(fig, exp, keep=None, notes=()):
     decided = [c for c in shown if c["verdict"] != rules.NOT_RUN]
     profile = config.profile() or "quick"
     later = len(shown) - len(decided)
-    head = f"Verdicts ({profile} profile): " + (
-        "; ".join(map(_verdict_text, decided)) if decided else "none decided at this profile"
-    )
+    items = [_verdict_text(c) for c in decided] or ["none decided at this profile"]
     if later:
-        head += f"; {later} more decided by a larger profile (not run)"
+        items.append(f"{later} more decided by a larger profile (not run)")
     width = max(60, int(fig.get_figwidth() * 72 / (0.5 * 7)))
-    text = "\n".join(textwrap.fill(x, width, break_on_hyphens=False) for x in (head, *notes))
+    # the verdicts as a short legend: two per line, each whole
+    per_line = 2 if max(map(len, items)) * 2 + 3 <= width else 1
+    rows = [" | ".join(items[i : i + per_line]) for i in range(0, len(items), per_line)]
+    lines = [f"Verdicts ({profile} profile): {rows[0]}", *rows[1:]]
+    lines += [textwrap.fill(x, width, break_on_hyphens=False) for x in notes]
+    text = "\n".join(lines)
     fig.text(0.5, 1.0, text, ha="center", va="bottom", fontsize=7, gid="verdicts")
     return text
 

@@ -364,6 +364,17 @@ def _draw_searches(ax, searches: list) -> None:
     ax.set_xlabel("n* per seed: bracket [lo, hi], dot = n*; red arrow = censored at its bound")
 
 
+def _distinct_labels(labels: list, width: int = 90) -> list:
+    """Legend labels without the words every label shares (said once in the
+    first), each cut to ``width`` characters."""
+    words = [lab.split() for lab in labels]
+    common = set.intersection(*map(set, words)) if len(words) > 1 else set()
+    out = [" ".join(w for w in ws if w not in common) or " ".join(ws) for ws in words]
+    if common and out:
+        out[0] = f"{out[0]}  (all: {' '.join(w for w in words[0] if w in common)})"
+    return [x if len(x) <= width else x[: width - 3] + "..." for x in out]
+
+
 def plot(experiments: list, path: str) -> None:
     """Test MSE against n, one line per (experiment, method, other parameters),
     and below it the n* searches, one row per search with its seeds.
@@ -384,19 +395,23 @@ def plot(experiments: list, path: str) -> None:
     if not series and not searches:
         raise UsageError("show --plot: no stored test MSE against n, nor n* searches, to plot")
     heights = ([4.5] if series else []) + ([1.0 + 0.45 * len(searches)] if searches else [])
-    fig, axes = plt.subplots(len(heights), 1, figsize=(9, sum(heights)), squeeze=False,
-                             gridspec_kw=dict(height_ratios=heights))  # fmt: skip
+    legend = bool(series) and len(series) <= 20
+    fig, axes = plt.subplots(len(heights), 1, figsize=(13 if legend else 9, sum(heights)),
+                             squeeze=False, gridspec_kw=dict(height_ratios=heights))  # fmt: skip
     if series:
         ax = axes[0, 0]
-        for label, pts in sorted(series.items()):
+        names = _distinct_labels(sorted(series))
+        for (_label, pts), name in zip(sorted(series.items()), names):
             pts.sort()
-            ax.loglog([p[0] for p in pts], [p[1] for p in pts], "o-", ms=3, label=label[:60])
+            ax.loglog([p[0] for p in pts], [p[1] for p in pts], "o-", ms=3, label=name)
         ax.set_xlabel("n (training samples)")
         ax.set_ylabel("relative test MSE")
-        if len(series) <= 20:
-            ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     if searches:
         _draw_searches(axes[-1, 0], searches)
-    fig.tight_layout()
+    # the legend in a right margin of the canvas kept free for it (never past its edge)
+    fig.tight_layout(rect=(0, 0, 0.66, 1) if legend else (0, 0, 1, 1))
+    if legend:
+        fig.legend(*axes[0, 0].get_legend_handles_labels(), fontsize=6, loc="upper left",
+                   bbox_to_anchor=(0.67, 0.99), borderaxespad=0)  # fmt: skip
     save_figure(fig, path)
     plt.close(fig)
