@@ -282,11 +282,9 @@ def _curve_args(p):
 def _learning_curve(args):
     from ntkgap._infra import memory
     from ntkgap.kernels.eigenlearning import VALID_FRACTION
-    from ntkgap.nets.arch import parse_arch
     from ntkgap.specs import parse_int_list
-    from ntkgap.targets import parse_target
 
-    arch, target = parse_arch(args.arch), parse_target(args.target)
+    arch, target = _arch_target(args)
     ns = parse_int_list("--n", args.n)
     arch.check_domain(target.domain)
     _check_pool(target, max(ns), args.n_test)  # the empirical curve draws pools this large
@@ -360,14 +358,12 @@ def _sc_args(p):
 def _sample_complexity(args):
     from ntkgap._infra import memory
     from ntkgap.kernels.eigenlearning import VALID_FRACTION
-    from ntkgap.nets.arch import parse_arch
-    from ntkgap.targets import parse_target
 
     if not 0 < args.eps < 1:
         raise UsageError(f"--eps {args.eps}: must lie in (0, 1)")
     if not 1 <= args.n_max <= 1e15:
         raise UsageError(f"--n-max {args.n_max:g}: must lie in [1, 1e15]")
-    arch, target = parse_arch(args.arch), parse_target(args.target)
+    arch, target = _arch_target(args)
     arch.check_domain(target.domain)
     _sizes(memory.theory_estimates(arch, target), "use a target with fewer coordinates d")
     warnings = _fit_warnings(arch, target)
@@ -428,11 +424,10 @@ def _train_args(p):
 def _train(args):
     from ntkgap._infra import memory
     from ntkgap.nets import train_config
-    from ntkgap.nets.arch import parse_arch
-    from ntkgap.targets import parse_target
 
     cfg = train_config.from_args(args)
-    arch, target = parse_arch(args.arch), _classes_as_outputs(parse_target(args.target))
+    arch, target = _arch_target(args)
+    target = _classes_as_outputs(target)
     arch.check_domain(target.domain)
     _check_pool(target, args.n, args.n_test)
     # refused before JAX loads (training.train checks again for library callers)
@@ -519,6 +514,26 @@ def _class_error(r, target):
     r["test_class_error"] = float(sum(per_seed) / len(per_seed))
     r["test_class_error_per_seed"] = per_seed
     r["random_guess_class_error"] = rhm.random_guess_error(base.n_c)
+
+
+def _arch_target(args):
+    """The parsed ``--arch`` and ``--target``; when both fail to parse but
+    parse the other way round, one line saying they are swapped."""
+    from ntkgap.errors import SpecError
+    from ntkgap.nets.arch import parse_arch
+    from ntkgap.targets import parse_target
+
+    try:
+        return parse_arch(args.arch), parse_target(args.target)
+    except SpecError as err:
+        try:
+            parse_arch(args.target), parse_target(args.arch)
+        except SpecError:
+            raise err from None
+        raise UsageError(
+            f"--arch and --target are swapped: {args.arch!r} is a target spec and "
+            f"{args.target!r} an architecture (give --arch {args.target} --target {args.arch})"
+        ) from None
 
 
 def _check_pool(target, n, n_test):
