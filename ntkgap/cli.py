@@ -287,10 +287,10 @@ def _learning_curve(args):
     arch, target = _arch_target(args)
     ns = parse_int_list("--n", args.n)
     arch.check_domain(target.domain)
-    _check_pool(target, max(ns), args.n_test)  # the empirical curve draws pools this large
     memory.check_sizes(
         memory.theory_estimates(arch, target) + memory.regression_estimates(target, ns, args.n_test)
     )
+    _check_pool(target, max(ns), args.n_test)  # the empirical curve draws pools this large
     r = ntkgap.learning_curve(
         arch, target, ns, seeds=args.seeds, ridge=args.ridge, noise=args.noise,
         n_test=args.n_test, seed=args.seed, kind=args.kind, progress=True,
