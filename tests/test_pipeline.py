@@ -17,6 +17,7 @@ import tomllib
 import pytest
 from conftest import ROOT
 
+from ntkgap.runs.claim_family import expand_families
 from ntkgap.verdicts import claims
 
 EXPERIMENTS = sorted(glob.glob(os.path.join(ROOT, "experiments", "*.toml")))
@@ -114,7 +115,7 @@ def _fewer(grids):
 
 def _write_small(path, out_dir):
     with open(path, "rb") as fh:
-        cfg = tomllib.load(fh)
+        cfg = expand_families(tomllib.load(fh), path)
     lines = [f"name = {_toml_value(cfg['name'])}", f"title = {_toml_value(cfg.get('title', ''))}"]
     for c in cfg.get("claim", []):
         lines += ["[[claim]]"] + [f"{k} = {_toml_value(v)}" for k, v in c.items()]
@@ -179,7 +180,7 @@ def test_report_and_summary_carry_every_claim(pipeline):
     declared = set()
     for path in EXPERIMENTS:
         with open(path, "rb") as fh:
-            declared |= {c["id"] for c in tomllib.load(fh).get("claim", [])}
+            declared |= {c["id"] for c in expand_families(tomllib.load(fh), path)["claim"]}
     assert declared == ids, ids ^ declared
     assert {"E1", "E2", "E3a-ntk", "E3a-rkhs", "E3b-k3-relu-b0.1", "E4-Q1-tree-parity"} <= ids
     text = (tmp / "REPORT.md").read_text()

@@ -22,7 +22,7 @@ from ntkgap._infra.config import INCLUDES, PROFILES
 from ntkgap.errors import UsageError
 from ntkgap.nets import train_config
 from ntkgap.nets.arch import parse_arch
-from ntkgap.runs import target_files
+from ntkgap.runs import claim_family, target_files
 from ntkgap.runs.registry import CLASSIFICATION, METHODS, REQUIRED, Param, fill
 from ntkgap.targets import parse_target, rhm
 from ntkgap.targets.domains import parse_domain
@@ -98,15 +98,16 @@ def load_config(path: str, profile: str | None = None) -> dict:
         profile: a profile the config must hold (None: any).
 
     Returns:
-        the parsed config dict (``name``, ``title``, ``claim`` and the
-        profile tables).
+        the parsed config dict (``name``, ``title``, ``claim`` with the
+        ``[[claim_family]]`` tables expanded: :mod:`ntkgap.runs.claim_family`,
+        and the profile tables).
     """
-    cfg = _read_toml(path)
+    cfg = claim_family.expand_families(_read_toml(path), path)  # [[claim_family]] tables
     unknown = set(cfg) - {"name", "title", "claim", *PROFILES}
     if unknown:
         raise UsageError(
             f"config {path}: unknown key '{sorted(unknown)[0]}' "
-            f"(allowed: name, title, claim, {', '.join(PROFILES)})"
+            f"(allowed: name, title, claim, claim_family, {', '.join(PROFILES)})"
         )
     if not isinstance(cfg.get("name"), str) or not cfg["name"].replace("_", "").isalnum():
         raise UsageError(f"config {path}: 'name' must be a word of letters, digits and _")
