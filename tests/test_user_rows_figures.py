@@ -9,7 +9,6 @@ import json
 import math
 import os
 import runpy
-import tomllib
 
 import matplotlib
 import numpy as np
@@ -19,6 +18,7 @@ from matplotlib import pyplot as plt
 from matplotlib.patches import Rectangle
 from matplotlib.text import Text
 
+from ntkgap.runs import config as runs_config
 from ntkgap.runs import store
 from ntkgap.verdicts import claims, nstar_statistics, rules
 
@@ -68,8 +68,8 @@ def _plant(exp, cells):
 
 
 def _config_claims(exp):
-    with open(os.path.join(EXPERIMENTS_DIR, f"{exp}.toml"), "rb") as fh:  # read directly
-        return tomllib.load(fh)["claim"]
+    """The config's claims, its [[claim_family]] tables expanded."""
+    return runs_config.load_config(os.path.join(EXPERIMENTS_DIR, f"{exp}.toml"))["claim"]
 
 
 def _plant_summary(verdicts):
