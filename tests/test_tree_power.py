@@ -72,6 +72,23 @@ def test_wide_non_tree_target_states_why(capsys):
     assert rc == 2 and err.count("\n") == 1 and "1 GiB" in err and "composition" in err
 
 
+def test_27_bit_dag_states_why(capsys, tmp_path):
+    """``ntkgap spectrum --target file:dag27.toml`` (a majority of three
+    9-bit parities): refused in one line with the transform's memory and
+    that only tree targets go by composition beyond 26 bits."""
+    lines = ['domain = "hypercube:d=27"']
+    for i in range(3):
+        lines += ["[[node]]", f'name = "p{i}"', f"inputs = {list(range(9 * i, 9 * i + 9))}",
+                  'fn = "parity"']  # fmt: skip
+    lines += ["[[node]]", 'name = "out"', 'inputs = ["p0", "p1", "p2"]', 'fn = "majority"']
+    path = tmp_path / "dag27.toml"
+    path.write_text("\n".join(lines) + "\n")
+    rc = cli.main(["spectrum", "--target", f"file:{path}", "--json"])
+    out, err = capsys.readouterr()
+    assert rc == 2 and err.count("\n") == 1 and "27 bits" in err and "1 GiB" in err
+    assert "only tree targets" in json.loads(out)["error"]
+
+
 def test_compare_dry_run_names_a_missing_theory_point(capsys):
     """``ntkgap compare --family tree:d=64,arity=2,node=tanh --L 5..6
     --dry-run --json``: the fc theory at L = 6 (beyond the tanh composition's
@@ -84,7 +101,9 @@ def test_compare_dry_run_names_a_missing_theory_point(capsys):
     r = json.loads(out)
     assert r["n_star_theory"]["fc NTK theory"]["5"] > 0
     assert "6" not in r["n_star_theory"]["fc NTK theory"]
-    assert "tanh composition" in r["n_star_theory_missing"]["fc NTK theory"]["6"]
+    missing = r.get("theory_missing") or r["n_star_theory_missing"]  # the older key
+    assert "tanh composition" in missing["fc NTK theory"]["6"]
     rc = cli.main(argv)
     text = capsys.readouterr().out
-    assert rc == 0 and "theory n*: fc NTK theory: L=6: none (" in text
+    said = [ln for ln in text.splitlines() if ln.startswith("theory n*: fc NTK theory: L=6: ")]
+    assert rc == 0 and said and "tanh composition" in said[0]
