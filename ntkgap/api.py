@@ -9,6 +9,7 @@ domains may be given as spec strings or as the objects :func:`target`,
 
 import contextlib as _contextlib
 
+from ntkgap import results as _results
 from ntkgap.errors import UsageError
 from ntkgap.nets.train_warnings import training_warnings
 
@@ -130,11 +131,13 @@ def _pair(where, tgt, arch_spec, **given):
     if err is not None and isinstance(err, UsageError):
         raise err
     bad = "target" if t is None or not _is(t, "target") else "arch"
-    raise UsageError(f"{where}: {bad} {str(tgt if bad == 'target' else arch_spec)!r} is not a "
-                     f"{'target' if bad == 'target' else 'architecture'} spec or object")
+    raise UsageError(
+        f"{where}: {bad} {str(tgt if bad == 'target' else arch_spec)!r} is not a "
+        f"{'target' if bad == 'target' else 'architecture'} spec or object"
+    )
 
 
-def spectrum(tgt, *, kmax=None) -> dict:
+def spectrum(tgt, *, kmax=None) -> _results.Spectrum:
     """The exact Fourier (circle) or Walsh (hypercube) spectrum of a target
     and its complexity measures, as ``ntkgap spectrum --json`` prints it.
 
@@ -143,9 +146,12 @@ def spectrum(tgt, *, kmax=None) -> dict:
         kmax: highest circle frequency reported (default: 8x the dominant).
 
     Returns:
-        A JSON-ready dict: ``target``, ``domain``, ``variance``, the power
-        per frequency or degree, and the architectural and Fourier
-        complexity.
+        a read-only :class:`ntkgap.results.Spectrum` (a Mapping): ``target``,
+        ``domain``, ``variance``, ``mean``, ``architecture``, ``complexity``;
+        on the hypercube ``degree``, ``weight``, ``support``,
+        ``dominant_degree``; on the circle ``frequency``, ``power``,
+        ``truncated_power``, ``dominant_frequency``; ``note`` when no exact
+        spectrum is given.
 
     References:
         O'Donnell, "Analysis of Boolean Functions" (2014), ch. 1 (the Walsh
@@ -161,7 +167,7 @@ def spectrum(tgt, *, kmax=None) -> dict:
     """
     from ntkgap.targets import spectra
 
-    return spectra.report(target(tgt), kmax=kmax)
+    return _results.Spectrum.from_dict(spectra.report(target(tgt), kmax=kmax))
 
 
 def gram(arch_spec, dom, points=None, points2=None, *, kind: str = "ntk"):
@@ -258,8 +264,12 @@ def learning_curve(
         progress: show a progress bar over the empirical fits (stderr).
 
     Returns:
-        ``{"n", "theory", "empirical", "empirical_std", "theory_valid",
-        "overlap", "jitter_notes"}``: ``theory_valid`` per n; ``empirical``,
+        a read-only :class:`ntkgap.results.LearningCurve` (a Mapping) with
+        ``n``, ``theory``, ``kappa`` and ``learnability`` (the theory's
+        effective regularisation and learnability per n), ``modes`` (the
+        eigenvalue, multiplicity and target power of the modes summed),
+        ``empirical``, ``empirical_std``, ``theory_valid``, ``overlap`` and
+        ``jitter_notes``: ``theory_valid`` per n; ``empirical``,
         its std and ``overlap`` (the mean fraction of test points also in
         the training set) per n, None without seeds; ``jitter_notes`` the
         fits that needed a jitter.
@@ -298,7 +308,7 @@ def learning_curve(
         "jitter_notes": [],
     }
     if not seeds:
-        return out
+        return _results.LearningCurve.from_dict(out)
     runs = {x: [] for x in ns}
     bar = bars.bar(total=len(ns) * seeds, desc="learning-curve") if progress else None
     with bar or _contextlib.nullcontext():
@@ -316,7 +326,7 @@ def learning_curve(
     out["empirical"] = [float(np.mean([r["test_mse"] for r in runs[x]])) for x in ns]
     out["empirical_std"] = [float(np.std([r["test_mse"] for r in runs[x]])) for x in ns]
     out["overlap"] = [float(np.mean([r["overlap"] for r in runs[x]])) for x in ns]
-    return out
+    return _results.LearningCurve.from_dict(out)
 
 
 def sample_complexity(
@@ -337,7 +347,8 @@ def sample_complexity(
         arch, target: the same two as keywords.
 
     Returns:
-        ``{"n_star", "n_star_theory", "censored", "n_max", "theory_valid"}``;
+        a read-only :class:`ntkgap.results.SampleComplexity` (a Mapping) with
+        ``n_star``, ``n_star_theory``, ``censored``, ``n_max``, ``theory_valid``;
         ``n_star_theory`` is ``n_star`` under the command line's name; both
         are None and ``censored`` True when eps is not reached by ``n_max``.
 
@@ -358,7 +369,8 @@ def sample_complexity(
     a.check_domain(t.domain)
     sp, _ = theory.spectrum(a, t)
     r = theory.nstar(sp, eps, a, t.domain, ridge=ridge, noise=noise, n_max=n_max)
-    return dict(r, n_star_theory=r["n_star"])  # the CLI's name for the same number
+    # n_star_theory: the CLI's name for the same number
+    return _results.SampleComplexity.from_dict(dict(r, n_star_theory=r["n_star"]))
 
 
 def train(arch_spec, tgt, n: int, *, width: int, seeds=(0,), n_test: int = 2000, **options):
@@ -376,8 +388,16 @@ def train(arch_spec, tgt, n: int, *, width: int, seeds=(0,), n_test: int = 2000,
             (``steps``, ``lr``, ``optimizer``, ``batch``, ...).
 
     Returns:
-        A dict with ``test_mse`` (relative, mean over seeds), its per-seed
-        values, ``train_mse``, ``steps``, ``diverged`` and the loss curve.
+        a read-only :class:`ntkgap.results.Training` (a Mapping):
+        ``test_mse`` (relative, mean over seeds), ``test_mse_per_seed``,
+        ``test_mse_std``, ``train_mse``, ``best_val_mse``, ``best_step``,
+        ``steps``, ``steps_per_seed``, ``steps_requested``, ``diverged``,
+        ``diverged_per_seed``, ``overlap``, ``overlap_per_seed``,
+        ``train_duplicates``, ``n_train``, ``n_val``, ``n_test_points``,
+        ``n_params``, ``width``, ``arch_reads``, ``seeds``, ``config``,
+        ``workers``, ``seconds``, ``loss_curve``, ``warnings`` (and for
+        classification targets ``test_class_error``,
+        ``test_class_error_per_seed``, ``classification``).
     """
     from ntkgap.nets import train_config, training
 
@@ -386,7 +406,7 @@ def train(arch_spec, tgt, n: int, *, width: int, seeds=(0,), n_test: int = 2000,
     cfg = train_config.from_mapping(options)
     r = training.train(a, width, t, n, seeds=_seed_list(seeds), cfg=cfg, n_test=n_test)
     r["warnings"] = training_warnings(r)
-    return r
+    return _results.Training.from_dict(r)
 
 
 def _seed_list(seeds) -> list:
@@ -464,9 +484,13 @@ def predict(
         target, arch: the same two as keywords.
 
     Returns:
-        dict with ``kernel_n_star``, ``kernel_theory_valid``, ``net_n_star``,
-        ``net_interval``, ``winner``, ``ratio``, ``ratio_interval`` and
-        ``law`` (its form, parameters and the families fitted on).
+        a read-only :class:`ntkgap.results.Prediction` (a Mapping):
+        ``target``, ``arch``, ``eps``, ``C``, ``kernel_n_star``,
+        ``kernel_censored``, ``kernel_theory_valid``, ``kernel_reason``,
+        ``net_n_star``, ``net_interval``, ``winner``, ``winner_decided``,
+        ``ratio``, ``ratio_interval``, ``law`` (its form, parameters and the
+        families fitted on), ``measured``, and ``extrapolation`` and
+        ``sealed`` when they apply.
 
     References:
         Simon, Dickens, Karkada & DeWeese, "The Eigenlearning Framework",
@@ -477,7 +501,7 @@ def predict(
     t, a = _pair("predict", tgt, arch_spec, target=target, arch=arch)
     if not 0 < eps < 1:
         raise UsageError(f"predict: eps {eps:g} (allowed: a relative test MSE in (0, 1))")
-    return predictions.predict(str(t.spec), str(a), eps, seal=seal)
+    return _results.Prediction.from_dict(predictions.predict(str(t.spec), str(a), eps, seal=seal))
 
 
 #: the API functions, by name (each has a docstring with Args and Returns)

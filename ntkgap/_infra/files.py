@@ -15,7 +15,10 @@ from ntkgap.errors import UsageError
 
 
 def jsonable(obj):
-    """Convert numpy scalars/arrays and non-finite floats (to None)."""
+    """Convert numpy scalars/arrays and non-finite floats (to None); a typed
+    result (anything with ``as_dict()``, as :mod:`ntkgap.results`) as its dict."""
+    if callable(getattr(obj, "as_dict", None)):
+        return jsonable(obj.as_dict())
     if isinstance(obj, dict):
         return {str(k): jsonable(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
