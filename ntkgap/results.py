@@ -112,6 +112,9 @@ class Spectrum(Result):
         complexity: the Fourier-complexity measures.
         architecture: the architectural complexity (constituents).
         note: why an exact spectrum is not given, when it is not.
+        positions, weight_es_squared, weight_es_covariance, moments (RHM
+            token strings): the token positions, the Efron-Stein degree
+            profiles (squared and covariance shares) and the moments.
     """
 
     target: str
@@ -129,6 +132,10 @@ class Spectrum(Result):
     complexity: dict
     architecture: dict
     note: str
+    positions: int
+    weight_es_squared: list
+    weight_es_covariance: list
+    moments: dict
 
 
 @_typed
