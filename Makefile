@@ -14,7 +14,7 @@ PROFILE ?= quick
 JOBS ?= 2
 export PYTHONUNBUFFERED := 1
 
-.PHONY: all env env-ref figures test test-ref test-nt lint bench clean distclean FORCE
+.PHONY: all env env-ref figures test test-fast test-ref test-nt lint bench clean distclean FORCE
 # Two recipes at a time: figure scripts are single-threaded, so two draw at
 # once. Experiment runs still go one at a time (the order-only chain below),
 # since each already keeps $(JOBS) processes busy. Not with clean among the
@@ -116,6 +116,10 @@ figures/e10_predict.png: $(RUN)e10_predict $(RUN)e4_trees $(RUN)e8_universality 
 # a file's module fixtures (the pipeline's shrunk experiments) run once
 test: $(STAMP)
 	$(PY) -m pytest tests -n $(JOBS) --dist loadfile --no-loadscope-reorder --durations=15
+
+# the fast subset (tests marked fast): every module imported and exercised
+test-fast: $(STAMP)
+	$(PY) -m pytest tests -m fast -q
 
 test-ref: $(REF_STAMP)
 	$(REF_VENV)/bin/python -m pytest $(REF_TESTS)
