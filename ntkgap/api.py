@@ -422,6 +422,7 @@ def compare(
     family, depths, out: str | None, *, profile: str = "quick", jobs: int = 1,
     results: str | None = None, eps: float | None = None, seeds: int | None = None,
     n_max=None, dry_run: bool = False, force: bool = False, predict: bool = False,
+    executor: str = "local", scheduler: str | None = None, scheduler_file: str | None = None,
 ) -> dict:  # fmt: skip
     """Run the E4 design (four predictors' n*(eps) against depth L) on a
     target family and write ``out/report.md``, ``out/compare.png``,
@@ -440,18 +441,22 @@ def compare(
         seeds: seeds per cell.
         n_max: the search cap of both sides, or ``{"kernel": N, "net": M}``.
         dry_run: return the cells, theory n* and cost; run and write nothing.
-        force: run a design that cannot reach a verdict (too few depths, a
-            member without a depth-aware arch, every cap below theory n*).
+        force: run a design that cannot reach a verdict (too few seeds or
+            depths, a member without a depth-aware arch, every cap below
+            theory n*, a claim its censored sides leave open both ways).
         predict: predict each member's n* before the searches (as
             :func:`predict`), seal the predictions and score them after.
+        executor: ``"local"`` processes or a ``"dask"`` cluster.
+        scheduler: the Dask scheduler's address (with ``executor="dask"``).
+        scheduler_file: or the file the scheduler wrote.
 
     Returns:
         ``{"out", "files", "run", "claims", ...}`` with the claims Q1/Q2 in
         the summary.json claim format (and ``predictions`` with ``predict``).
     """
-    from ntkgap.verdicts import comparison
+    from ntkgap import compare_report  # loads the verdicts and matplotlib only when called
 
-    return comparison.compare(
+    return compare_report.compare(
         family,
         depths,
         out,
@@ -464,6 +469,9 @@ def compare(
         dry_run=dry_run,
         force=force,
         predict=predict,
+        executor=executor,
+        scheduler=scheduler,
+        scheduler_file=scheduler_file,
     )
 
 

@@ -20,14 +20,7 @@ def _run_args(p):
     p.add_argument("config", help="experiment config (experiments/*.toml)")
     p.add_argument("--profile", default=PROFILES[0], help=f"{', '.join(PROFILES)} [{PROFILES[0]}]")
     p.add_argument("--jobs", type=int_at_least(1), default=2, help="local worker processes [2]")
-    p.add_argument(
-        "--executor", default="local", choices=("local", "dask"),
-        help="where cells run: local processes or a Dask cluster [local]",
-    )  # fmt: skip
-    p.add_argument(
-        "--scheduler", default=None, help="Dask scheduler address (with --executor dask)"
-    )
-    _scheduler_file_arg(p)
+    _executor_args(p)
     p.add_argument(
         "--dry-run", action="store_true",
         help="estimate the cells' cost (ntkgap.runs.cost, calibrated on stored cells); run none",
@@ -218,10 +211,22 @@ def _compare_args(p):
     )
     p.add_argument("--force", action="store_true", help="run a design that cannot reach a verdict")
     p.add_argument("--jobs", type=int_at_least(1), default=1, help="local worker processes [1]")
+    _executor_args(p)
     p.add_argument(
         "--results", metavar="DIR", default=None, help="where the cells are stored [DIR/results]"
     )
     p.epilog = help_text()
+
+
+def _executor_args(p):
+    p.add_argument(
+        "--executor", default="local", choices=("local", "dask"),
+        help="where cells run: local processes or a Dask cluster [local]",
+    )  # fmt: skip
+    p.add_argument(
+        "--scheduler", default=None, help="Dask scheduler address (with --executor dask)"
+    )
+    _scheduler_file_arg(p)
 
 
 def _n_max_option(text):
@@ -252,10 +257,13 @@ def _compare(args):
     r = ntkgap.compare(
         fam, args.depths, args.out, profile=args.profile, jobs=args.jobs, results=args.results,
         eps=args.eps, seeds=args.seeds, n_max=_n_max_option(args.n_max), dry_run=args.dry_run,
-        force=args.force, predict=args.predict,
+        force=args.force, predict=args.predict, executor=args.executor,
+        scheduler=args.scheduler, scheduler_file=args.scheduler_file,
     )  # fmt: skip
     if args.dry_run:
         return emit(args, r, "\n".join(_dry_run_text(r)))
+    for w in r["warnings"]:
+        sys.stderr.write(f"ntkgap: warning: {w}\n")
     text = [f"wrote {', '.join(r['files'])}"] + [
         f"  {c['id']}: {c['verdict']}" for c in r["claims"]
     ]
@@ -274,12 +282,15 @@ def _dry_run_text(r):
     for lab, by_L in r["n_star_theory"].items():
         vals = ", ".join(f"L={L}: {'> 1e12' if n is None else n}" for L, n in by_L.items())
         lines.append(f"theory n*: {lab}: {vals}")
+    for lab, by_L in r.get("theory_missing", {}).items():
+        lines += [f"theory n*: {lab}: L={L}: not computed ({why})" for L, why in by_L.items()]
     for lab, by_L in r.get("n_star_theory_missing", {}).items():
         lines += [f"theory n*: {lab}: L={L}: none ({why})" for L, why in by_L.items()]
     lines.append(f"estimated cost: {r['cost']:.3g} ({r['cost_unit']})")
     if "makespan_s" in r:
         lines.append(f"makespan ~{r['makespan_s'] / 60:.1f} min on {r['jobs']} workers")
         lines += [_cell_line(c) for c in r["per_cell"]]
+    lines += [f"warning: {x}" for x in r.get("warnings", [])]
     lines += [f"would refuse: {x}" for x in r["refusals"]]
     lines += [f"predicted: {comparison.prediction_text(i)}" for i in r.get("predictions", [])]
     return lines

@@ -17,9 +17,9 @@ KEYS = ["id", "claim", "predictors", "statistic", "value", "lo", "hi", "seeds", 
 def _tiny(family, depths, out):
     # the tests' budget (API only: the command line takes the run profiles);
     # two depths cannot reach a verdict, so forced
-    from ntkgap.verdicts import comparison
+    from ntkgap import compare_report
 
-    return comparison.compare(family, depths, out, budget="tiny", force=True)
+    return compare_report.compare(family, depths, out, budget="tiny", force=True)
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ LEVEL = {
     "runs": 4,
     "verdicts": 5,
     "__init__": 6, "api": 6, "results": 6, "_version": 0,
-    "cli": 6, "cli_common": 6, "cli_experiments": 6, "__main__": 6,
+    "cli": 6, "cli_common": 6, "compare_report": 6, "cli_experiments": 6, "__main__": 6,
 }  # fmt: skip
 
 

@@ -13,6 +13,7 @@ import pytest
 from conftest import ROOT, run_cli
 
 import ntkgap
+from ntkgap import compare_report
 from ntkgap.runs import config as runs_config
 from ntkgap.runs import store
 from ntkgap.verdicts import comparison, predictions, selection
@@ -153,7 +154,7 @@ DAG = os.path.join(ROOT, "tests", "data", "dags", "tree.toml")  # a depth-2 bina
 
 def _compare(out):
     """compare --predict on a user's DAG file at its depth (tiny budget)."""
-    return comparison.compare([DAG], "2", str(out), budget="tiny", force=True, predict=True)
+    return compare_report.compare([DAG], "2", str(out), budget="tiny", force=True, predict=True)
 
 
 def test_compare_predict_seals_before_the_searches_and_scores_after(planted, tmp_path, monkeypatch):

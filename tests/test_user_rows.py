@@ -100,14 +100,14 @@ def test_row5_censored_points_are_arrows_from_the_cap(tmp_path, monkeypatch):
     matplotlib.use("Agg")
     from matplotlib import pyplot as plt
 
-    from ntkgap.verdicts import comparison
+    from ntkgap import compare_report
 
     figs = []
     monkeypatch.setattr(plt, "close", figs.append)
     series = {"fc NTK (KRR)": {2: {"n_star": 12, "censored": "right"}},
               "fc net (trained)": {2: {"n_star": 8, "censored": None, "lo": 6,
                                        "hi": 9}}}  # fmt: skip
-    comparison.plot(series, str(tmp_path / "c"), "t")
+    compare_report.plot(series, str(tmp_path / "c"), "t")
     ax = figs[0].axes[0]
     arrows = [a for a in ax.texts if getattr(a, "arrow_patch", None) is not None]
     assert len(arrows) == 1 and arrows[0].xyann[1] == 12 and arrows[0].xy[1] > 12

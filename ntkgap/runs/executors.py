@@ -45,6 +45,21 @@ SEARCH_STEP_PRIORITY = 1
 DASK_CONNECT_TIMEOUT = 5
 
 
+def check_executor(executor: str = "local", scheduler: str | None = None,
+                   scheduler_file=None) -> None:  # fmt: skip
+    """Raises the one-line UsageError unless the executor options can run.
+
+    Args:
+        executor: ``local`` or ``dask``.
+        scheduler: the dask scheduler address.
+        scheduler_file: or the scheduler's file.
+
+    Returns:
+        None.
+    """
+    _check_executor(executor, scheduler, scheduler_file)
+
+
 def _check_executor(executor: str, scheduler: str | None, scheduler_file=None) -> None:
     if executor not in EXECUTORS:
         raise UsageError(f"--executor {executor} is not allowed (allowed: local, dask)")

@@ -1,26 +1,26 @@
-"""The E4 design on any target family a user names: the verb ``ntkgap
-compare`` and the function ``ntkgap.compare`` (this module is not named
-``compare`` so that it never shadows that function on the package).
+"""The E4 design on any target family a user names, planned and run: the
+verb ``ntkgap compare`` and the function ``ntkgap.compare`` (whose figure,
+report and results.json ``ntkgap.compare_report`` writes).
 
 For each depth L the family's member ``with_depth(family, L)`` is learned by
 four predictors: the depth-aware architecture's NTK and trained network
 (``tree:arity=A,L=L``, from the family's arity, or a DAG file's or a
 random hierarchy model's ``tree_arch()``, the latter a CNN; absent when the
-target has none) and the fc NTK and trained
-fc network (``fc:depth=2``). :func:`plan` builds the experiment config
-(the claims Q1/Q2 of E4, statistic ``nstar_ratio_growth``); :func:`compare`
-writes it to ``OUT/compare.toml``, runs it through :func:`ntkgap.runs.executors.run`
-with the results in ``OUT/results`` (resumable: a rerun reuses every stored
-cell) and writes ``OUT/report.md``, ``OUT/compare.png``, ``OUT/compare.pdf``
-and ``OUT/results.json``.
+target has none) and the fc NTK and trained fc network (``fc:depth=2``).
+:func:`plan` builds the experiment config (the claims Q1/Q2 of E4,
+statistic ``nstar_ratio_growth``), its search caps sized from
+eigenlearning's n* of the kernel sides; ``comparison_checks`` says what the
+design will censor and whether it can reach a verdict; :func:`run_design`
+writes ``OUT/compare.toml`` (``tomli_w``), runs it through
+:func:`ntkgap.runs.executors.run` with the results in ``OUT/results``
+(resumable: a rerun reuses every stored cell) and evaluates the claims.
 
 With ``predict`` every (member, architecture) pair is predicted before any
 search runs (``predictions.prediction``: eigenlearning theory for the own
 NTK, the law n* = c C^p fitted on the stored E4/E8/E9 searches of other
 families for the trained net), sealed in ``RESULTS/predictions/`` (a rerun
 scores what the first run sealed) and scored against the searches after
-them; report, figure and results.json show the predictions beside the
-measurements.
+them.
 
 The stored cells name their targets by spec; the depth of each is the L
 this module gave it (a DAG file or a family with ``{L}`` in another key has
@@ -34,35 +34,38 @@ import contextlib
 import json
 import math
 import os
-import textwrap
 import time
 
+import tomli_w
+
 from ntkgap._infra import config
-from ntkgap._infra.files import atomic_write, check_writable, dumps, ensure_folder, save_figure
+from ntkgap._infra.files import atomic_write, check_writable, ensure_folder
 from ntkgap.errors import UsageError
 from ntkgap.nets.arch import parse_arch
 from ntkgap.runs import config as runs_config
-from ntkgap.runs import cost as cost_model
-from ntkgap.runs import executors, scaling, store
+from ntkgap.runs import executors, store
 from ntkgap.specs import comma_items, parse_int_list
 from ntkgap.targets import parse_spec, parse_target, with_depth
-from ntkgap.verdicts import claims, predictions, selection
+from ntkgap.verdicts import claims, comparison_checks, predictions, selection
+from ntkgap.verdicts.comparison_checks import FC, NAME, has_theory, theory_label, theory_point
 
-NAME = "compare"
-FC = "fc:depth=2"
 EPS = 0.1
-#: the budgets: seeds, the search range, training steps and widths
+#: E4's net design (experiments/e4_trees.toml, quick): steps, learning rates, evaluation
+E4_NET = dict(steps=1500, lr=[0.01, 0.03, 0.1], eval_every=100, patience=5)
+#: the budgets: seeds, the search range, training steps and widths. ``n_max`` is
+#: the least default cap; ``n_cap`` the most a cap sized from the theory's n*
+#: may reach (E4's quick design searches to 16,384 at L = 5; None: not sized)
 BUDGETS = {
     # hidden, for tests: finishes in seconds, verdicts inconclusive
-    "tiny": dict(seeds=2, n_max=12, steps=20, width=8, lr=[0.01], n_test=32, batch=0,
-                 eval_every=10, patience=0, theory_n=[4, 16]),
-    "quick": dict(seeds=8, n_max=256, steps=300, width=32, lr=[0.003, 0.01], n_test=256,
-                  batch=128, eval_every=50, patience=3, theory_n=[4, 16, 64, 256]),
-    "paper": dict(seeds=12, n_max=1024, steps=1000, width=64, lr=[0.003, 0.01], n_test=1024,
-                  batch=128, eval_every=100, patience=5, theory_n=[4, 16, 64, 256, 1024]),
-    "full": dict(seeds=12, n_max=4096, steps=3000, width=64, lr=[0.003, 0.01], n_test=2048,
-                 batch=128, eval_every=100, patience=10,
-                 theory_n=[4, 16, 64, 256, 1024, 4096]),
+    "tiny": dict(seeds=2, n_max=12, n_cap=None, steps=20, width=8, lr=[0.01], n_test=32,
+                 batch=0, eval_every=10, patience=0, theory_n=[4, 16]),
+    "quick": dict(seeds=8, n_max=256, n_cap=16384, width=32, n_test=2048, batch=128,
+                  theory_n=[4, 16, 64, 256], **E4_NET),
+    "paper": dict(seeds=12, n_max=1024, n_cap=32768, width=64, n_test=2048, batch=128,
+                  theory_n=[4, 16, 64, 256, 1024], **E4_NET),
+    "full": dict(seeds=12, n_max=4096, n_cap=65536, width=64, n_test=2048, batch=128,
+                 theory_n=[4, 16, 64, 256, 1024, 4096],
+                 **dict(E4_NET, steps=3000, patience=10)),
 }  # fmt: skip
 #: the sides of ``--n-max kernel=N,net=M``: the methods each caps
 SIDES = {"kernel": ("theory", "ntk_search"), "net": ("net_search",)}
@@ -188,12 +191,6 @@ def _distinct_inputs(target, arch) -> int | None:
     return 2**reads if reads is not None and reads < 40 else None
 
 
-def _has_theory(target) -> bool:
-    """Whether eigenlearning theory applies: its exact eigensystems are on
-    the hypercube and the circle, not on a random hierarchy model's strings."""
-    return getattr(target.domain, "name", None) != "rhm"
-
-
 def resolve_budget(budget: str = "quick", *, eps=None, seeds=None, n_max=None) -> dict:
     """A budget of ``BUDGETS`` with the user's overrides filled in.
 
@@ -202,10 +199,11 @@ def resolve_budget(budget: str = "quick", *, eps=None, seeds=None, n_max=None) -
         eps: the relative test MSE n* is read at (default ``EPS``).
         seeds: seeds per cell (default the budget's).
         n_max: the search cap of both sides (int), or ``{"kernel": N,
-            "net": M}`` (default the budget's for both).
+            "net": M}`` (default: sized from the theory's n*, see :func:`plan`).
 
     Returns:
-        The budget dict with ``eps`` and ``n_max_side`` ({side: cap}).
+        The budget dict with ``eps``, ``n_max_side`` ({side: cap}) and
+        ``n_max_given`` (the sides whose cap the user gave).
     """
     if budget not in BUDGETS:
         raise UsageError(
@@ -222,14 +220,49 @@ def resolve_budget(budget: str = "quick", *, eps=None, seeds=None, n_max=None) -
     if set(caps) - set(SIDES):
         raise UsageError(f"--n-max: sides are {', '.join(SIDES)} (got {', '.join(caps)})")
     b["n_max_side"] = {k: int(caps.get(k) or b["n_max"]) for k in SIDES}
+    b["n_max_given"] = sorted(k for k in SIDES if caps.get(k))
     if min(b["n_max_side"].values()) < 4:
         raise UsageError(f"--n-max {n_max}: at least 4")
     return b
 
 
-def _member_grids(target, spec: str, b: dict) -> list[dict]:
+def sized_cap(b: dict, points: list[dict]) -> int | None:
+    """The default search cap at one depth: the next power of two at or above
+    twice the largest theory n* of the depth's kernel sides (a side beyond
+    1e12 asks for the most), at least the budget's ``n_max`` and at most its
+    ``n_cap`` (the memory guard may lower it per cell).
+
+    Args:
+        b: a budget from :func:`resolve_budget`.
+        points: the depth's ``theory_point`` dicts.
+
+    Returns:
+        int, or None where the budget is not sized (``tiny``) or no theory
+        point was computed.
+    """
+    vals = [math.inf if p["n_star"] is None else p["n_star"] for p in points if not p["reason"]]
+    if b["n_cap"] is None or not vals:
+        return None
+    want = comparison_checks.next_power_of_two(2 * max(vals))
+    return int(min(b["n_cap"], max(b["n_max"], want)))
+
+
+def _guarded(cell: dict) -> dict:
+    """A sized search cell with its cap halved until the memory guard passes."""
+    while True:
+        try:
+            runs_config.check_cell_sizes(dict(cell), "compare")
+            return cell
+        except UsageError:
+            if cell["n_max"] <= 16:
+                raise
+            cell = dict(cell, n_max=cell["n_max"] // 2)
+
+
+def _member_grids(target, spec: str, b: dict, sized: int | None = None) -> list[dict]:
     """The cells of one member target: theory (where it applies), the NTK
-    search and the network search, on its depth-aware arch and on fc."""
+    search and the network search, on its depth-aware arch and on fc; a
+    side whose cap the user did not give takes ``sized`` (memory-guarded)."""
     tree = _tree_arch(target, spec)
     grids, seeds, eps = [], list(range(b["seeds"])), b["eps"]
     for arch in [FC] if tree is None else [tree, FC]:
@@ -237,24 +270,51 @@ def _member_grids(target, spec: str, b: dict) -> list[dict]:
         distinct = _distinct_inputs(target, parse_arch(arch))
         small = distinct is not None  # far fewer samples than the inputs the arch tells apart
         n_test = min(b["n_test"], max(16, distinct // 4)) if small else b["n_test"]
-        cap = {}
+        cap, cells = {}, []
         for side, side_max in b["n_max_side"].items():
+            side_max = side_max if sized is None or side in b["n_max_given"] else sized
             cap[side] = max(2, min(side_max, distinct * 3 // 4 if small else side_max))
-        if _has_theory(target):
-            theory_n = sorted({n for n in b["theory_n"] if n <= cap["kernel"]} | {cap["kernel"]})
-            grids.append(dict(method="theory", arch=arch, target=spec, eps=[eps], n=theory_n))
         for meth, side in (("ntk_search", "kernel"), ("net_search", "net")):
             cell = dict(method=meth, arch=arch, target=spec, eps=eps, seeds=seeds,
                         n_min=min(4, cap[side] - 1), n_max=cap[side], n_test=n_test)  # fmt: skip
             if meth == "net_search":
                 cell.update({k: b[k] for k in ("width", "lr", "steps", "batch", "eval_every",
                                                 "patience")})  # fmt: skip
-            grids.append(cell)
+            guard = sized is not None and side not in b["n_max_given"]
+            cells.append(_guarded(cell) if guard else cell)
+        if has_theory(target):
+            top = cells[0]["n_max"]
+            fixed = b["theory_n"] if sized is None else [4**k for k in range(1, 12)]
+            theory_n = sorted({n for n in fixed if n <= top} | {top})
+            grids.append(dict(method="theory", arch=arch, target=spec, eps=[eps], n=theory_n))
+        grids += cells
     return grids
+
+
+def _plan_members(family, depths, b: dict):
+    """[(L, target, spec)] of the family, the depth-aware arch of each spec
+    and, where the budget is sized from theory, every kernel side's point."""
+    members, by_depth, trees, theory = [], {}, {}, {}
+    for L, spec in _members(family, depths):
+        target = parse_target(spec)
+        spec = str(target.spec)
+        if spec in by_depth:
+            raise UsageError(f"--family: depths {by_depth[spec]} and {L} give the same target")
+        by_depth[spec], trees[spec] = L, _tree_arch(target, spec)
+        members.append((L, target, spec))
+        if b["n_cap"] is None or not has_theory(target):
+            continue
+        for arch in [FC] if trees[spec] is None else [trees[spec], FC]:
+            theory.setdefault(theory_label(arch), {})[L] = theory_point(target, arch, b["eps"])
+    return members, by_depth, trees, theory
 
 
 def plan(family, depths, budget: str = "quick", **overrides) -> dict:
     """The experiment config of a comparison, validated (nothing written).
+
+    Each depth's search caps default to :func:`sized_cap` of eigenlearning's
+    n* of its kernel sides (tree and fc NTK), each cell's lowered by the
+    memory guard where it must be; ``n_max`` overrides them per side.
 
     Args:
         family: a target spec (``{L}`` or a missing ``L=`` takes the depth)
@@ -266,20 +326,17 @@ def plan(family, depths, budget: str = "quick", **overrides) -> dict:
 
     Returns:
         The config as a dict (``name``, ``title``, ``claim``, the profile's
-        table) plus ``_depths`` ({target spec: L}), ``_budget`` and
-        ``_tree`` ({target spec: depth-aware arch or None}).
+        table) plus ``_depths`` ({target spec: L}), ``_budget``, ``_tree``
+        ({target spec: depth-aware arch or None}) and ``_theory`` ({label:
+        {L: theory point}}, the points the caps were sized from).
     """
     b = resolve_budget(budget, **overrides)
     eps = b["eps"]
-    depths = parse_depths(depths)
-    grids, by_depth, trees = [], {}, {}
-    for L, spec in _members(family, depths):
-        target = parse_target(spec)
-        spec = str(target.spec)
-        if spec in by_depth:
-            raise UsageError(f"--family: depths {by_depth[spec]} and {L} give the same target")
-        by_depth[spec], trees[spec] = L, _tree_arch(target, spec)
-        grids += _member_grids(target, spec, b)
+    members, by_depth, trees, theory = _plan_members(family, parse_depths(depths), b)
+    grids = []
+    for L, target, spec in members:
+        points = [by_L[L] for by_L in theory.values() if L in by_L]
+        grids += _member_grids(target, spec, b, sized_cap(b, points))
     fam_text = family if isinstance(family, str) else ", ".join(family)
     profile = budget if budget in config.PROFILES else "quick"
     claim_list = [
@@ -302,43 +359,25 @@ def plan(family, depths, budget: str = "quick", **overrides) -> dict:
     for cell in runs_config.expand(cfg, profile, where="compare"):
         runs_config.check_cell_sizes(cell, "compare")
     claims.parse_claims(cfg, "compare")
-    cfg.update(_depths=by_depth, _budget=b, _tree=trees)
+    cfg.update(_depths=by_depth, _budget=b, _tree=trees, _theory=theory)
     return cfg
 
 
 # ------------------------------------------------------------------- TOML
-def _toml_value(v) -> str:
-    if isinstance(v, bool):
-        return "true" if v else "false"
-    if isinstance(v, (int, float)):
-        return repr(v)
-    if isinstance(v, str):
-        return json.dumps(v)
-    if isinstance(v, (list, tuple)):
-        return "[" + ", ".join(_toml_value(x) for x in v) + "]"
-    if isinstance(v, dict):
-        return "{ " + ", ".join(f"{k} = {_toml_value(x)}" for k, x in v.items()) + " }"
-    raise TypeError(f"no TOML for {type(v).__name__}")
-
-
 def to_toml(cfg: dict) -> str:
-    """A config dict (as :func:`plan` makes it) as TOML text.
+    """A config dict (as :func:`plan` makes it) as TOML text (``tomli_w``).
 
     Args:
         cfg: the config.
 
     Returns:
-        The TOML text; ``tomllib.loads`` of it gives ``cfg`` back (without
-        the private ``_depths`` key, which is written as a comment table).
+        The TOML text; ``tomllib.loads`` of it gives ``cfg`` back without its
+        private keys (``_depths`` and the others, written as a comment line
+        naming each target's depth).
     """
-    lines = [f"name = {_toml_value(cfg['name'])}", f"title = {_toml_value(cfg['title'])}"]
-    lines.append("# depth of each target: " + json.dumps(cfg.get("_depths", {})))
-    for c in cfg.get("claim", []):
-        lines += ["", "[[claim]]"] + [f"{k} = {_toml_value(v)}" for k, v in c.items()]
-    for prof in config.PROFILES:
-        for g in cfg.get(prof, {}).get("grid", []):
-            lines += ["", f"[[{prof}.grid]]"] + [f"{k} = {_toml_value(v)}" for k, v in g.items()]
-    return "\n".join(lines) + "\n"
+    public = {k: v for k, v in cfg.items() if not k.startswith("_")}
+    head = "# depth of each target: " + json.dumps(cfg.get("_depths", {})) + "\n"
+    return head + tomli_w.dumps(public)
 
 
 # ----------------------------------------------------------------- reading
@@ -356,8 +395,16 @@ def _depths(by_depth: dict, profile: str):
         selection.depth_of, selection.matches = saved
 
 
-def _series(eps: float = EPS):
-    """{label: {L: median record}} of the four predictors, and theory."""
+def series(eps: float = EPS) -> dict:
+    """The stored n* of this comparison's four predictors and its theory, by
+    depth (read inside :func:`_depths`).
+
+    Args:
+        eps: the relative test MSE n* is read at.
+
+    Returns:
+        ``{label: {L: median record}}``.
+    """
     out = {}
     for meth, arch, label, _c, _m in SERIES:
         side = selection.Side(meth, arch, prefix=True)
@@ -366,82 +413,6 @@ def _series(eps: float = EPS):
     for arch, label in (("fc", "fc NTK theory"), ("tree", "depth-aware NTK theory")):
         out[label] = selection.theory_nstar_by_depth(NAME, {"name": NAME}, arch, eps)
     return out
-
-
-def plot(series: dict, path_stem: str, title: str = "", eps: float = EPS, predicted=None) -> None:
-    """n*(eps) vs depth L for the four predictors (median seed, 95% CI;
-    censored: an arrow from the cap, up for not reached by n_max, down for
-    reached at the smallest n), with eigenlearning theory as dashed lines
-    and, with ``predicted``, the sealed predictions beside them; written as
-    ``path_stem.png`` and ``path_stem.pdf``.
-
-    Args:
-        series: ``{label: {L: record}}`` as :func:`_series` returns.
-        path_stem: the output path without suffix.
-        title: the axes' title (the verdicts are appended by the caller).
-        eps: the relative test MSE n* is read at.
-        predicted: :func:`seal_members`'s (or :func:`score_members`'s) list.
-
-    Returns:
-        None.
-    """
-    import matplotlib  # here: the Agg backend is chosen only when a figure is drawn
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(5.5, 4.2))
-    for i, (_meth, _arch, label, color, mk) in enumerate(SERIES):
-        recs = series.get(label, {})
-        dx = (i - 1.5) * 0.06
-        for L, med in recs.items():
-            n, x = med.get("n_star"), L + dx
-            if n is None:
-                continue
-            if med.get("censored") in ("right", "left"):  # a bound: an arrow from the cap
-                up = med["censored"] == "right"
-                ax.annotate("", xy=(x, n * (2.0 if up else 0.5)), xytext=(x, n),
-                            arrowprops=dict(arrowstyle="->", color=color, lw=1.2))  # fmt: skip
-                ax.plot(x, n, "_", color=color, ms=9)
-            else:
-                lo, hi = med.get("lo") or n, med.get("hi") or n
-                ax.errorbar(x, n, yerr=[[n - lo], [hi - n]], fmt=mk, color=color, capsize=2)
-        ax.plot([], [], mk, color=color, label=label)
-    for label, color in (("fc NTK theory", "#2471a3"), ("depth-aware NTK theory", "#1e8449")):
-        th = {L: v for L, v in series.get(label, {}).items() if not v.get("censored")}
-        if th:
-            ax.plot(list(th), [v["n_star"] for v in th.values()], "--", color=color, lw=1,
-                    label=label)  # fmt: skip
-    if predicted:
-        _draw_predictions(ax, predicted)
-    ax.plot([], [], "_", color="k", ms=9, label="cap; arrow: n* beyond it (censored)")
-    ax.set(yscale="log", xlabel="depth L", ylabel=f"n*({eps:g}) (median seed, 95% CI)")
-    ax.set_title(textwrap.fill(title, 70), fontsize=8)
-    ax.xaxis.get_major_locator().set_params(integer=True)
-    ax.legend(fontsize=6)
-    fig.tight_layout()
-    save_figure(fig, path_stem + ".png", dpi=130)
-    save_figure(fig, path_stem + ".pdf")
-    plt.close(fig)
-
-
-def _draw_predictions(ax, predicted) -> None:
-    """Hollow markers right of each measurement: the sealed kernel n*
-    (theory) and net n* (law, with its 95% prediction interval)."""
-    for i, (meth, arch, _label, color, mk) in enumerate(SERIES):
-        dx = (i - 1.5) * 0.06 + 0.03
-        for item in predicted:
-            p = item["prediction"]
-            if not p["arch"].startswith(arch):
-                continue
-            n = p["net_n_star"] if meth == "net_search" else p["kernel_n_star"]
-            if n is None:  # no exact kernel spectrum: nothing was predicted
-                continue
-            lo, hi = p["net_interval"] if meth == "net_search" else (n, n)
-            ax.errorbar(item["L"] + dx, n, yerr=[[n - lo], [hi - n]], fmt=mk, mfc="none",
-                        color=color, capsize=2, elinewidth=0.7, alpha=0.8)  # fmt: skip
-    label = "sealed prediction (hollow): net by the law, 95% PI; kernel by theory"
-    ax.plot([], [], "o", mfc="none", color="k", label=label)
 
 
 def _n_text(lo: float, hi: float) -> str:
@@ -495,80 +466,6 @@ def prediction_text(item: dict) -> str:
         text += f", kernel measured {_n_text(*sc['kernel_measured'])}"
         text += f", winner measured {sc['winner_measured'] or 'undecided'}"
     return text
-
-
-def _report(cfg, claims_out, run, series, scored=None) -> str:
-    lines = [f"# {cfg['title']}", "", f"Run: {run['cells']} cells ({run['computed']} computed, "
-             f"{run['reused']} reused), profile {run['profile']}.", "",
-             "| claim | verdict | value | 95% CI | seeds |", "|---|---|---|---|---|"]  # fmt: skip
-    for c in claims_out:
-        v = "-" if c["value"] is None else f"{c['value']:.3g}"
-        ci = "-" if c["lo"] is None or c["hi"] is None else f"[{c['lo']:.3g}, {c['hi']:.3g}]"
-        lines.append(f"| {c['id']} | {c['verdict']} | {v} | {ci} | {c['seeds'] or '-'} |")
-    lines += ["", "## Details", ""]
-    for c in claims_out:
-        lines += [f"**{c['id']}**: {c['claim']}", "", f"- rule: {c['rule']['text']}",
-                  f"- {c['detail']}", ""]  # fmt: skip
-    lines += ["## n*(eps) by depth", "", "| predictor | " + " | ".join(
-        f"L={L}" for L in sorted(set(cfg["_depths"].values()))) + " |"]  # fmt: skip
-    lines.append("|---" * (1 + len(set(cfg["_depths"].values()))) + "|")
-    for label, recs in series.items():
-        cells = []
-        for L in sorted(set(cfg["_depths"].values())):
-            r = recs.get(L)
-            if r is None or r.get("n_star") is None:
-                cells.append("-")
-            elif r.get("censored") == "right":
-                cells.append(f"> {r['n_star']:.0f}")
-            elif r.get("censored") == "left":
-                cells.append(f"<= {r['n_star']:.0f}")
-            else:
-                cells.append(f"{r['n_star']:.0f}")
-        lines.append(f"| {label} | " + " | ".join(cells) + " |")
-    if scored:
-        law = scored[0]["prediction"]["law"]
-        lines += ["", "## Predictions, sealed before the searches", "",
-                  f"Law {law['form']} fitted on the stored searches of: "
-                  + "; ".join(law["families"]) + " (each pair's own family left out). "
-                  "Sealed files: results/predictions/.", ""]  # fmt: skip
-        lines += [f"- {prediction_text(item)}" for item in scored]
-    lines += ["", "Figure: compare.png / compare.pdf. Config: compare.toml. Cells: results/."]
-    return "\n".join(lines) + "\n"
-
-
-def theory_nstar(cfg: dict, missing: dict | None = None) -> dict:
-    """Eigenlearning's n*(eps) of every kernel cell the plan has theory for.
-
-    Args:
-        cfg: a config from :func:`plan`.
-        missing: where given, filled with ``{label: {L: reason}}`` for every
-            theory cell theory cannot compute (the one-line reason).
-
-    Returns:
-        ``{"fc NTK theory" | "depth-aware NTK theory": {L: n* or None}}``
-        (None: not reached by 1e12); absent where theory does not apply.
-
-    References:
-        Simon, Dickens, Karkada & DeWeese, "The eigenlearning framework"
-        (arXiv 2110.03922).
-    """
-    from ntkgap.kernels import theory  # here: JAX loads only when theory is asked for
-
-    out = {}
-    for g in _cells(cfg):
-        if g["method"] != "theory":
-            continue
-        a, t = parse_arch(g["arch"]), parse_target(g["target"])
-        label = "fc NTK theory" if g["arch"] == FC else "depth-aware NTK theory"
-        try:
-            sp, _ = theory.spectrum(a, t)
-        except UsageError as err:  # beyond the exact transforms and the compositions
-            if missing is not None:  # absent, with the reason the dry run prints
-                missing.setdefault(label, {})[cfg["_depths"][g["target"]]] = str(err)
-            continue
-        r = theory.nstar(sp, cfg["_budget"]["eps"], a, t.domain)
-        out.setdefault(label, {})[cfg["_depths"][g["target"]]] = r["n_star"]
-    return out
 
 
 def predict_members(cfg: dict) -> list[dict]:
@@ -640,90 +537,26 @@ def score_members(sealed: list[dict], eps: float, profile: str) -> list[dict]:
     return out
 
 
-def _public(cfg: dict) -> dict:
-    """The budget a comparison ran with, as results.json records it."""
+def public_budget(cfg: dict) -> dict:
+    """The budget a comparison ran with, as results.json records it.
+
+    Args:
+        cfg: a config from :func:`plan`.
+
+    Returns:
+        ``{"eps", "seeds", "n_max_side", "steps", "width", "n_test",
+        "n_max_by_depth"}``: ``n_max_by_depth`` is ``{L: {"kernel": cap,
+        "net": cap}}``, the largest search cap of each side at each depth.
+    """
     b = cfg["_budget"]
-    return {k: b[k] for k in ("eps", "seeds", "n_max_side", "steps", "width", "n_test")}
-
-
-def _cells(cfg: dict) -> list[dict]:
-    return [g for p in config.PROFILES for g in cfg.get(p, {}).get("grid", [])]
-
-
-def refusals(cfg: dict, nstar: dict) -> list[str]:
-    """Why a planned comparison cannot reach a verdict, even with censored
-    sides counted as bounds (empty: it can).
-
-    Args:
-        cfg: a config from :func:`plan`.
-        nstar: :func:`theory_nstar` of it.
-
-    Returns:
-        One-line reasons: too few depths for the statistic's depth rule
-        (``claims.MIN_DEPTHS``), a member without a depth-aware
-        architecture, every kernel cell capped below the theory's n*.
-    """
-    depths = sorted(set(cfg["_depths"].values()))
-    need = claims.MIN_DEPTHS["nstar_ratio_growth"]
-    flat = [s for s, tree in cfg["_tree"].items() if tree is None]
-    out = [] if not flat else [
-        f"--family: {flat[0]} is not a balanced tree of arity >= 2 on aligned coordinate "
-        "blocks, so it has no depth-aware architecture: Q1-tree, Q2-kernel and Q2-net "
-        "cannot be evaluated"
-    ]  # fmt: skip
-    seeds = cfg["_budget"]["seeds"]
-    if seeds < scaling.MIN_SEEDS_FOR_CI:
-        out.append(f"--seeds {seeds}: the claims' CI needs >= {scaling.MIN_SEEDS_FOR_CI} seeds "
-                   "(runs.scaling.MIN_SEEDS_FOR_CI): every verdict would read inconclusive; "
-                   "give more seeds")  # fmt: skip
-    if len(depths) < need:
-        out.append(f"--L gives {len(depths)} depth(s) {depths}; the claims' statistic "
-                   f"nstar_ratio_growth needs >= {need} (claims.MIN_DEPTHS): no verdict "
-                   "is possible; give more depths")  # fmt: skip
-    caps = {(g["arch"] == FC, cfg["_depths"][g["target"]]): g["n_max"]
-            for g in _cells(cfg) if g["method"] == "ntk_search"}  # fmt: skip
-    pairs = [(lab, L, n, caps[(lab.startswith("fc"), L)])
-             for lab, by_L in nstar.items() for L, n in by_L.items()]  # fmt: skip
-    if pairs and all(n is None or n > cap for _lab, _L, n, cap in pairs):
-        lab, L, n, cap = pairs[0]
-        out.append(
-            f"every kernel cell's cap is below the theory's n* (e.g. {lab} at L={L}: "
-            f"n_max {cap} < n* {n}): every search would be censored; raise --n-max"
-        )
-    return out
-
-
-def dry_run_summary(cfg: dict, nstar: dict, jobs: int = 1) -> dict:
-    """What a comparison would run: its cells, the theory's n* per predictor
-    and its estimated cost (``ntkgap.runs.cost``, calibrated on the project's
-    stored cells; uncalibrated reference rates when there are none).
-
-    Args:
-        cfg: a config from :func:`plan`.
-        nstar: :func:`theory_nstar` of it.
-        jobs: the workers the makespan is for.
-
-    Returns:
-        ``{"cells", "n_star_theory", "cost", "cost_unit", "refusals",
-        "per_cell", "makespan_s"}`` (``cost_model.plan``'s per-cell estimates
-        of the cells to compute and makespan on ``jobs`` workers).
-    """
-    profile = next(p for p in config.PROFILES if p in cfg)
-    cells = [dict(g, L=cfg["_depths"][g["target"]]) for g in _cells(cfg)]
-    expanded = runs_config.expand(cfg, profile, where="compare")
-    est = cost_model.estimate({NAME: expanded}, config.results_dir())
-    how = cost_model.basis(est)
-    pl = cost_model.plan(NAME, expanded, est, jobs)
-    return {
-        "per_cell": pl["per_cell"],
-        "makespan_s": pl["makespan_s"],
-        "jobs": jobs,
-        "cells": cells,
-        "n_star_theory": {lab: {str(L): n for L, n in v.items()} for lab, v in nstar.items()},
-        "cost": est["seconds"],
-        "cost_unit": f"core-seconds (ntkgap.runs.cost, {how}; a guide within ~2-3x)",
-        "refusals": refusals(cfg, nstar),
-    }
+    out = {k: b[k] for k in ("eps", "seeds", "n_max_side", "steps", "width", "n_test")}
+    by_depth = {}
+    for g in comparison_checks.cells(cfg):
+        side = {"ntk_search": "kernel", "net_search": "net"}.get(g["method"])
+        if side:
+            at = by_depth.setdefault(str(cfg["_depths"][g["target"]]), {})
+            at[side] = max(at.get(side, 0), g["n_max"])
+    return dict(out, n_max_by_depth=by_depth)
 
 
 def check_out(out: str) -> None:
@@ -747,7 +580,7 @@ def check_out(out: str) -> None:
         check_writable(out)
 
 
-def _profiled_plan(family, depths, profile: str, budget: str | None, **overrides):
+def profiled_plan(family, depths, profile: str, budget: str | None, **overrides):
     """:func:`plan` with the budget's cells stored under ``profile``.
 
     Args:
@@ -775,90 +608,81 @@ def _profiled_plan(family, depths, profile: str, budget: str | None, **overrides
     return cfg, profile
 
 
-def compare(
-    family, depths, out: str | None, *, profile: str = "quick", jobs: int = 1,
-    results: str | None = None, eps: float | None = None, seeds: int | None = None,
-    n_max=None, dry_run: bool = False, force: bool = False, budget: str | None = None,
-    predict: bool = False,
-) -> dict:  # fmt: skip
-    """Run the E4 design on a target family and write the folder ``out``.
+
+
+def dry_run(cfg: dict, run_profile: str, jobs: int = 1, *, predict: bool = False,
+            **executor_opts) -> dict:  # fmt: skip
+    """What ``compare --dry-run`` returns: the plan, its theory, warnings,
+    refusals and cost; nothing written.
 
     Args:
-        family: a target spec or a list of DAG files (see :func:`plan`).
-        depths: the depths L (``"1..4"``, a list, ...).
-        out: the output folder (created if its parent exists; unused and
-            may be None with ``dry_run``).
-        profile: a run profile of ``config.PROFILES``.
-        jobs: local worker processes of the runner.
-        results: where the cells are stored (default ``out/results``).
-        eps: the relative test MSE n* is read at (default ``EPS``).
-        seeds: seeds per cell (default the profile's budget).
-        n_max: the search cap of both sides, or ``{"kernel": N, "net": M}``.
-        dry_run: plan only: return the cells, theory n* and cost, write nothing.
-        force: run even a design :func:`refusals` says cannot reach a verdict.
-        budget: the budget of ``BUDGETS`` (default the profile's; ``tiny``
-            is the tests' budget, run and stored under ``profile``).
-        predict: predict every pair before the searches (fitted on the
-            stored results of ``config.results_dir()`` as called), seal the
-            predictions in the comparison's results folder and score them.
+        cfg: a config from :func:`profiled_plan`.
+        run_profile: the profile it runs under.
+        jobs: the workers the makespan is for.
+        predict: add every pair's prediction (unsealed).
+        **executor_opts: ``executor``, ``scheduler``, ``scheduler_file``
+            (checked as the run would check them).
 
     Returns:
-        ``{"out", "files", "run", "claims", "profile", "budget", ...}``: the
-        written paths, the runner's summary and the claims in the
-        summary.json claim format (with ``dry_run``: :func:`dry_run`'s dict);
-        with ``predict`` also ``predictions`` (:func:`score_members`'s list;
-        with ``dry_run`` unsealed and unscored).
+        ``comparison_checks.dry_run_summary``'s dict with ``dry_run``,
+        ``profile``, ``budget``, ``targets`` (and ``predictions``).
     """
-    cfg, run_profile = _profiled_plan(family, depths, profile, budget, eps=eps, seeds=seeds,
-                                      n_max=n_max)  # fmt: skip
-    missing = {}
-    nstar = theory_nstar(cfg, missing)
+    executors.check_executor(**executor_opts)
+    nstar = comparison_checks.theory_nstar(cfg)
+    out = comparison_checks.dry_run_summary(cfg, nstar, jobs)
+    if predict:
+        out["predictions"] = [{k: i[k] for k in ("L", "prediction")} for i in predict_members(cfg)]
+    return dict(out, dry_run=True, profile=run_profile, budget=public_budget(cfg),
+                targets=cfg["_depths"])  # fmt: skip
+
+
+def run_design(cfg: dict, out: str, run_profile: str, *, results: str | None = None,
+               jobs: int = 1, force: bool = False, predict: bool = False,
+               **executor_opts) -> dict:  # fmt: skip
+    """Refuses a design that cannot reach a verdict (unless ``force``), writes
+    ``OUT/compare.toml``, runs its cells (``executors.run``; resumable) and
+    evaluates its claims.
+
+    Args:
+        cfg: a config from :func:`profiled_plan`.
+        out: the output folder (checked before anything is written).
+        run_profile: the profile it runs under.
+        results: where the cells are stored (default ``out/results``).
+        jobs: local worker processes.
+        force: run a design :func:`comparison_checks.refusals` refuses.
+        predict: predict, seal and score every pair (see :func:`predict_members`).
+        **executor_opts: ``executor``, ``scheduler``, ``scheduler_file`` of
+            ``executors.run``.
+
+    Returns:
+        ``{"run", "claims" (evaluated), "series", "predictions" (scored, or
+        None), "warnings", "forced", "seconds"}``.
+    """
+    nstar = comparison_checks.theory_nstar(cfg)
     predicted = predict_members(cfg) if predict else None  # before anything is written
-    if dry_run:
-        plan_out = dry_run_summary(cfg, nstar, jobs)
-        plan_out["n_star_theory_missing"] = {
-            lab: {str(L): why for L, why in v.items()} for lab, v in missing.items()
-        }
-        if predicted is not None:
-            plan_out["predictions"] = [{k: i[k] for k in ("L", "prediction")} for i in predicted]
-        return dict(plan_out, dry_run=True, profile=run_profile, budget=_public(cfg),
-                    targets=cfg["_depths"])  # fmt: skip
-    reasons = refusals(cfg, nstar)
+    reasons = comparison_checks.refusals(cfg, nstar)
     if reasons and not force:
         raise UsageError(reasons[0] + " (--force runs it anyway)")
+    executors.check_executor(**executor_opts)
     check_out(out)  # every check first: bad input writes nothing
     ensure_folder(out)
     toml_path = os.path.join(out, "compare.toml")
     atomic_write(toml_path, to_toml(cfg))
+    eps = cfg["_budget"]["eps"]
     with config.override(results=results or os.path.join(out, "results")):
         sealed = seal_members(predicted) if predict else None
         start = time.perf_counter()
-        run = executors.run(toml_path, run_profile, jobs=jobs)
+        run = executors.run(toml_path, run_profile, jobs=jobs, **executor_opts)
         with _depths(cfg["_depths"], run_profile):
             evaluated = [claims.evaluate(c, NAME) for c in claims.parse_claims(cfg, toml_path)]
-            series = _series(cfg["_budget"]["eps"])
-        scored = score_members(sealed, cfg["_budget"]["eps"], run_profile) if predict else None
-    claims_out = [{k: c[k] for k in SUMMARY_KEYS} for c in evaluated]
-    verdicts = "; ".join(f"{c['id']}: {c['verdict']}" for c in claims_out)
-    plot(series, os.path.join(out, "compare"), f"{cfg['title']}\n{verdicts}",
-         eps=cfg["_budget"]["eps"], predicted=scored)  # fmt: skip
-    atomic_write(os.path.join(out, "report.md"), _report(cfg, claims_out, run, series, scored))
-    files = [os.path.join(out, f) for f in ("compare.toml", "report.md", "compare.png",
-                                             "compare.pdf", "results.json")]  # fmt: skip
-    result = {
-        "out": out,
-        "family": family,
-        "depths": sorted(set(cfg["_depths"].values())),
-        "targets": cfg["_depths"],
-        "profile": run_profile,
-        "budget": _public(cfg),
-        "forced": reasons if force else [],
-        "files": files,
+            found = series(eps)
+        scored = score_members(sealed, eps, run_profile) if predict else None
+    return {
         "run": run,
+        "claims": [{k: c[k] for k in SUMMARY_KEYS} for c in evaluated],
+        "series": found,
+        "predictions": scored,
+        "warnings": comparison_checks.design_warnings(cfg, nstar),
+        "forced": reasons if force else [],
         "seconds": time.perf_counter() - start,
-        "n_star": {lab: {str(L): r for L, r in recs.items()} for lab, recs in series.items()},
-        "claims": claims_out,
-        **({"predictions": scored} if predict else {}),
     }
-    atomic_write(files[-1], dumps(result, indent=1))
-    return result
