@@ -55,6 +55,7 @@ from ntkgap.verdicts import (
     predictions,
     rules,
     selection,
+    universality,
 )
 from ntkgap.verdicts.rules import VERDICTS
 
@@ -88,7 +89,27 @@ STATISTICS: dict[str, Callable[[dict, str], rules.Measured]] = {
     "after_kernel_share": mechanism.after_kernel_claim,
     "lazy_control": mechanism.lazy_control_claim,
     **predictions.CLAIM_STATISTICS,
+    "universality": lambda p, exp: _universality(p, exp),
 }
+#: each parsed config's claims by id (experiment name -> {id: Claim}): the
+#: claims a ``universality`` claim reads the verdicts of
+_PARSED: dict[str, dict] = {}
+
+
+def _universality(params: dict, experiment: str) -> rules.Measured:
+    """The ``universality`` statistic: its member claims evaluated here, then
+    :func:`ntkgap.verdicts.universality.universal`.
+
+    Args:
+        params: the claim's params (``members``, ``reference``).
+        experiment: the experiment's name (its config parsed before).
+
+    Returns:
+        Measured with its own verdict.
+    """
+    siblings = _PARSED.get(experiment, {})
+    evaluated = [evaluate(siblings[i], experiment) for i in params["members"]]
+    return universality.universal(params, evaluated)
 #: the depth rule of each depth-indexed statistic: the usable (resolved or
 #: bounded) depths a claim over a target ``family`` needs, whichever config
 #: or ``compare`` declares it. Three for all: a growth factor from 2 depths
@@ -193,6 +214,11 @@ def parse_claims(cfg: dict, where: str) -> list[rules.Claim]:
                 c.get("expect"),
             )
         )
+    ids = {c.id for c in out}
+    for c in out:
+        if c.statistic == "universality":
+            universality.check_params(c.params, ids - {c.id}, f"config {where}: claim {c.id!r}")
+    _PARSED[str(cfg.get("name", where))] = {c.id: c for c in out}
     return out
 
 
