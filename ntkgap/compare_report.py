@@ -195,8 +195,10 @@ def compare(
     verdicts = "; ".join(f"{c['id']}: {c['verdict']}" for c in claims_out)
     plot(series, os.path.join(out, "compare"), f"{cfg['title']}\n{verdicts}",
          eps=cfg["_budget"]["eps"], predicted=scored)  # fmt: skip
-    atomic_write(os.path.join(out, "report.md"),
-                 report(cfg, claims_out, done["run"], series, scored, done["warnings"]))
+    atomic_write(
+        os.path.join(out, "report.md"),
+        report(cfg, claims_out, done["run"], series, scored, done["warnings"]),
+    )
     files = [os.path.join(out, f) for f in ("compare.toml", "report.md", "compare.png",
                                              "compare.pdf", "results.json")]  # fmt: skip
     result = {

@@ -110,6 +110,8 @@ def _universality(params: dict, experiment: str) -> rules.Measured:
     siblings = _PARSED.get(experiment, {})
     evaluated = [evaluate(siblings[i], experiment) for i in params["members"]]
     return universality.universal(params, evaluated)
+
+
 #: the depth rule of each depth-indexed statistic: the usable (resolved or
 #: bounded) depths a claim over a target ``family`` needs, whichever config
 #: or ``compare`` declares it. Three for all: a growth factor from 2 depths

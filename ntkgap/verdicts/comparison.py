@@ -608,8 +608,6 @@ def profiled_plan(family, depths, profile: str, budget: str | None, **overrides)
     return cfg, profile
 
 
-
-
 def dry_run(cfg: dict, run_profile: str, jobs: int = 1, *, predict: bool = False,
             **executor_opts) -> dict:  # fmt: skip
     """What ``compare --dry-run`` returns: the plan, its theory, warnings,

@@ -220,8 +220,12 @@ def _censor_refusals(cfg: dict, nstar: dict, depths: list[int]) -> list[str]:
     censored, out = censored_sides(cfg, nstar), []
     for c in cfg["claim"]:
         if _open_sides(c, depths, censored) == {"up", "down"}:
-            mine = [s for s in censored if s["label"] in (THEORY_LABEL[c["params"]["a"][1]],
-                                                        THEORY_LABEL[c["params"]["b"][1]])]
+            mine = [
+                s
+                for s in censored
+                if s["label"]
+                in (THEORY_LABEL[c["params"]["a"][1]], THEORY_LABEL[c["params"]["b"][1]])
+            ]
             s = mine[0]
             n = "> 1e12" if s["n_star"] is None else f"{s['n_star']:.6g}"
             where = ", ".join(f"L={x['L']}" for x in mine)

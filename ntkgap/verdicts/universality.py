@@ -46,6 +46,9 @@ def check_params(params: dict, ids: set, tag: str) -> None:
             ``reference``: the id whose gap the others are judged against).
         ids: the ids of the config's claims.
         tag: the claim's tag for messages.
+
+    Returns:
+        None; raises ``UsageError`` naming the bad field otherwise.
     """
     members = params.get("members")
     if not isinstance(members, list) or len(members) < 2:
