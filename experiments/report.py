@@ -112,6 +112,10 @@ STATISTIC_MEANING = {
     "e10_kernel": ("median |log10(theory n* / measured kernel n*)|", "decades (log10)"),
     "e10_net": ("median |log10(held-out law n* / measured net n*)|", "decades (log10)"),
     "e10_winner": ("share of (family, depth) winners predicted right", "fraction"),
+    "universality": (
+        "share of the per-activation ratio claims that read supported",
+        "fraction (1 = every activation)",
+    ),
     "e10_coverage": (
         "prediction-interval coverage minus its nominal 0.95",
         "fraction (0 = nominal)",

@@ -169,10 +169,10 @@ def _show(args):
         if args.results is None:
             config.set_results_dir(os.path.join(out_dir, "results"))
     if args.results is not None:
-        if not os.path.isdir(args.results):  # show reads; an absent folder is a typo
-            raise UsageError(f"--results {args.results}: no such folder (give a results folder)")
         config.set_results_dir(args.results)
-    experiments = overview.experiments(source, args.profile)
+    experiments = overview.experiments(source, args.profile)  # the config is checked first
+    if args.results is not None and not os.path.isdir(args.results):  # an absent folder: a typo
+        raise UsageError(f"--results {args.results}: no such folder (give a results folder)")
     if args.plot:
         check_out(args.plot, (".png", ".pdf", ".svg"))
     out = overview.overview(source, experiments)

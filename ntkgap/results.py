@@ -112,6 +112,8 @@ class Spectrum(Result):
         complexity: the Fourier-complexity measures.
         architecture: the architectural complexity (constituents).
         note: why an exact spectrum is not given, when it is not.
+        method: how the spectrum was computed, when not by the exact
+            transform (a tree target's composition over its nodes).
         positions, weight_es_squared, weight_es_covariance, moments (RHM
             token strings): the token positions, the Efron-Stein degree
             profiles (squared and covariance shares) and the moments.
@@ -132,6 +134,7 @@ class Spectrum(Result):
     complexity: dict
     architecture: dict
     note: str
+    method: str
     positions: int
     weight_es_squared: list
     weight_es_covariance: list
@@ -148,6 +151,8 @@ class SampleComplexity(Result):
         censored: True when eps is not reached by ``n_max``.
         n_max: the search limit.
         theory_valid: whether the theory's assumptions hold here.
+        relative_mse_at_n_max (censored only): the theory's relative test
+            MSE at ``n_max``, how far from eps the search stopped.
     """
 
     n_star: float
@@ -155,6 +160,7 @@ class SampleComplexity(Result):
     censored: bool
     n_max: float
     theory_valid: bool
+    relative_mse_at_n_max: float
 
 
 @_typed

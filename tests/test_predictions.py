@@ -280,7 +280,7 @@ def test_leave_one_out_fits_each_error_level_on_its_own(root):
     "target,arch",
     [
         ("rhm:v=3,n_c=2,m=3,s=2,L=3,seed=0", "tree:share=1,arity=2,L=3"),  # too many strings
-        ("tree:d=40,L=5,arity=2,node=tanh", "fc:depth=2"),  # 32 support bits
+        ("tree:d=64,L=6,arity=2,node=tanh", "fc:depth=2"),  # beyond the composition's table
     ],
 )
 def test_kernel_side_absent_without_an_exact_spectrum(root, target, arch):

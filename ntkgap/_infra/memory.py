@@ -90,12 +90,15 @@ def predict_block_rows(n: int) -> int:
     return max(256, PREDICT_BLOCK_ENTRIES // max(1, int(n)))
 
 
-def regression_bytes(n: float, n_test: float, input_dim: int, eval_width: int = 4) -> float:
+def regression_bytes(
+    n: float, n_test: float, input_dim: int, eval_width: int = 4, factors: int = 1
+) -> float:
     """Kernel regression on n samples scored on n_test: the n x n Gram, its
-    Cholesky copy, one block of the n_test x n cross Gram, and the samples."""
+    Cholesky factors (a tuned ridge keeps one per ridge value), one block of
+    the n_test x n cross Gram, and the samples."""
     n, n_test = float(n), float(n_test)
     return (
-        16.0 * n * n
+        8.0 * (1 + max(1, int(factors))) * n * n
         + 8.0 * min(n_test, predict_block_rows(int(n))) * n
         + sample_bytes(n, input_dim, eval_width)
         + sample_bytes(n_test, input_dim, eval_width)
@@ -233,14 +236,16 @@ def theory_estimates(arch, target) -> list:
     return eigen_estimates(arch, dom, kmax)
 
 
-def regression_estimates(target, n, n_test) -> list:
-    """NTK regression at each sample size (the largest decides)."""
+def regression_estimates(target, n, n_test, factors: int = 1) -> list:
+    """NTK regression at each sample size (the largest decides); ``factors``
+    Cholesky factors held at once (a tuned ridge: one per ridge value)."""
     top = max(n) if isinstance(n, (list, tuple)) else n
+    held = f", {factors} factors" if factors > 1 else ""
     return [
         (
             "bytes",
-            regression_bytes(top, n_test, _input_dim(target), _eval_width(target)),
-            f"kernel regression with n={top}, n_test={n_test}",
+            regression_bytes(top, n_test, _input_dim(target), _eval_width(target), factors),
+            f"kernel regression with n={top}, n_test={n_test}{held}",
         )
     ]
 

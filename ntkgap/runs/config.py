@@ -146,7 +146,12 @@ def _estimates(cell: dict) -> list:
         from ntkgap.kernels import walsh_krr
 
         fast = walsh_krr.regression_estimates(arch, target, n, cell["n_test"]) if arch else None
-        return fast or memory.regression_estimates(target, n, cell["n_test"])
+        held = 1
+        if cell.get("ridge") == "tuned":  # one factor per ridge value (imported here: jax)
+            from ntkgap.kernels.ntk_predictor import RIDGE_GRID
+
+            held = len(RIDGE_GRID)
+        return fast or memory.regression_estimates(target, n, cell["n_test"], held)
     if m in ("net", "net_search"):
         return memory.net_estimates(
             arch,
@@ -161,6 +166,18 @@ def _estimates(cell: dict) -> list:
             optimizer=cell["optimizer"],
         )
     return []
+
+
+def cell_bytes(cell: dict) -> float:
+    """A filled cell's estimated peak memory in bytes (its largest estimate).
+
+    Args:
+        cell: a filled cell dict.
+
+    Returns:
+        float: bytes (0 for a cell with no memory estimate).
+    """
+    return max((a for kind, a, _ in _estimates(cell) if kind == "bytes"), default=0.0)
 
 
 def check_cell_sizes(cell: dict, where: str) -> None:

@@ -15,19 +15,24 @@ from __future__ import annotations
 import json
 import logging
 import math
-import multiprocessing as mp
 import os
 import threading
 import time
 import uuid
-from concurrent.futures import ProcessPoolExecutor, as_completed
 
 from ntkgap._infra import config, cores, progress
 from ntkgap._infra.files import atomic_write, dumps, ensure_folder, jsonable, remove_stale_temp
 from ntkgap._infra.version import code_version
 from ntkgap.errors import UsageError
-from ntkgap.runs import after_kernel_search, kernel_search, lr_choice, sample_complexity
-from ntkgap.runs.config import expand, load_config
+from ntkgap.runs import (
+    after_kernel_search,
+    kernel_search,
+    local_pool,
+    lr_choice,
+    sample_complexity,
+)
+from ntkgap.runs.config import cell_bytes, expand, load_config
+from ntkgap.runs.local_pool import Unit
 from ntkgap.runs.methods import run_cell, run_cells, search_steps
 from ntkgap.runs.registry import METHODS, cost, fill
 from ntkgap.runs.store import cell_key, cell_path, is_stale, load_result, save
@@ -323,27 +328,35 @@ def _seed_call(cell: dict, seed: int, stored, sink) -> dict:
         return {"task_error": _reason(exc)}
 
 
-def _local_units(name: str, work: list[list[dict]], ks: _KernelSearches) -> list[tuple]:
-    """The local pool's units, the slowest first so the pool ends together:
-    (function, args, what) with ``what`` a task, or (search cell, seed)."""
+def _peak_bytes(cells: list[dict]) -> float:
+    """The largest memory estimate of a unit's cells (``config.cell_bytes``)."""
+    return max((cell_bytes(fill(c)) for c in cells), default=0.0)
+
+
+def _local_units(name: str, work: list[list[dict]], ks: _KernelSearches) -> list[Unit]:
+    """The local pool's units: a task, or one seed of a kernel search
+    (``what`` is then (search cell, seed)), each with its memory estimate."""
     root = config.results_dir()
     units = []
     for task in work:
         if not _is_kernel_search(task):
-            units.append((sum(cost(c) for c in task), _run_task, (task, name), task))
+            units.append(Unit(_run_task, (task, name), task, _peak_bytes(task),
+                              sum(cost(c) for c in task)))  # fmt: skip
             continue
         cell = task[0]
         per = cost(cell) / len(fill(cell)["seeds"])
         for seed, stored in ks.start(cell):
             sink = kernel_search.LocalSink(name, cell, seed, root)
-            units.append((per, _seed_call, (cell, seed, stored, sink), (cell, seed)))
-    return [u[1:] for u in sorted(units, key=lambda u: -u[0])]
+            units.append(Unit(_seed_call, (cell, seed, stored, sink), (cell, seed),
+                              _peak_bytes([cell]), per))  # fmt: skip
+    return units
 
 
 def _run_local(name: str, todo: list[dict], jobs: int, bar) -> None:
     """Computes ``todo`` here (``jobs`` <= 1) or in ``jobs`` spawned worker
     processes, task by task (``tasks``; a kernel search seed by seed), the
-    slowest first; each process trains its seeds on cores / jobs threads."""
+    largest first within the memory limit (:mod:`ntkgap.runs.local_pool`);
+    each process trains its seeds on cores / jobs threads."""
     ks = _KernelSearches(name, bar)
     if jobs <= 1:
         for task in tasks(todo):
@@ -356,32 +369,23 @@ def _run_local(name: str, todo: list[dict], jobs: int, bar) -> None:
                 save(name, c, _run_one(c, name))
                 bar.update()
         return
+
+    # a search's evaluations are stored by the worker as they return; a task
+    # interrupted before it returns recomputes only its searches' summaries
+    def done(what, out, exc):
+        if exc is not None:  # the unit raised, or its process died running alone
+            out = {"task_error": _reason(exc)}
+            out = out if isinstance(what, tuple) else [out] * len(what)
+        if isinstance(what, tuple):
+            ks.returned(*what, out)
+            return
+        for c, r in zip(what, out):
+            save(name, c, r)
+            bar.update()
+
     per = max(1, cores.available() // jobs)
     units = _local_units(name, tasks(todo), ks)
-    with ProcessPoolExecutor(
-        max_workers=jobs,
-        mp_context=mp.get_context("spawn"),
-        initializer=_share_cores,
-        initargs=(per,),
-    ) as pool:
-        # a search's evaluations are stored by the worker as they return; a task
-        # interrupted before it returns recomputes only its searches' summaries
-        futs = {pool.submit(fn, *args): what for fn, args, what in units}
-        for fut in as_completed(futs):
-            what = futs[fut]
-            try:
-                out = fut.result()
-            except UsageError:
-                raise
-            except Exception as exc:  # the worker process died
-                out = {"task_error": _reason(exc)}
-                out = out if isinstance(what, tuple) else [out] * len(what)
-            if isinstance(what, tuple):
-                ks.returned(*what, out)
-                continue
-            for c, r in zip(what, out):
-                save(name, c, r)
-                bar.update()
+    local_pool.run_units(units, jobs, done, initializer=_share_cores, initargs=(per,))
 
 
 def _share_cores(per):
