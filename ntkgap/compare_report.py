@@ -78,13 +78,13 @@ def _draw_predictions(ax, predicted) -> None:
         dx = (i - 1.5) * 0.06 + 0.03
         for item in predicted:
             p = item["prediction"]
-            if not p["arch"].startswith(arch):
+            if not p["arch"].startswith(arch) or item.get("refused"):  # refused: not drawn
                 continue
             n = p["net_n_star"] if meth == "net_search" else p["kernel_n_star"]
             if n is None:  # no exact kernel spectrum: nothing was predicted
                 continue
             lo, hi = p["net_interval"] if meth == "net_search" else (n, n)
-            ax.errorbar(item["L"] + dx, n, yerr=[[n - lo], [hi - n]], fmt=mk, mfc="none",
+            ax.errorbar(item["L"] + dx, n, yerr=[[max(0.0, n - lo)], [max(0.0, hi - n)]], fmt=mk, mfc="none",
                         color=color, capsize=2, elinewidth=0.7, alpha=0.8)  # fmt: skip
     label = "sealed prediction (hollow): net by the law, 95% PI; kernel by theory"
     ax.plot([], [], "o", mfc="none", color="k", label=label)

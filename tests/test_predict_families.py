@@ -195,3 +195,54 @@ def test_compare_predict_refuses_before_writing_with_nothing_to_fit(tmp_path, mo
     with pytest.raises(ntkgap.UsageError, match="nothing to fit on"):
         _compare(out)
     assert not out.exists()
+
+
+def _reseal(path, **change):
+    """Rewrites a sealed file: ``sealed_at`` moved (hash recomputed) or a
+    prediction field edited (hash kept)."""
+    import datetime as dt
+
+    from ntkgap.verdicts import seal_order
+
+    with open(path) as fh:
+        body = json.load(fh)
+    if "later" in change:
+        plain = {k: v for k, v in body.items() if k not in ("sealed_at", "sha256")}
+        future = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)
+        body = seal_order.stamp(plain, now=future)
+    if "net_n_star" in change:
+        body["prediction"]["net_n_star"] = change["net_n_star"]
+    with open(path, "w") as fh:
+        json.dump(body, fh)
+
+
+def test_compare_predict_seals_with_a_hash_and_a_time_before_the_cells(planted, tmp_path):
+    out = tmp_path / "cmp"
+    preds = _compare(out)["predictions"]
+    from ntkgap.verdicts import seal_order
+
+    for item in preds:
+        with open(item["sealed"]) as fh:
+            sealed = json.load(fh)
+        at = seal_order.check_hash(sealed, item["sealed"])
+        first = seal_order.first_measured(str(out / "results" / "compare"), *(
+            sealed["prediction"][k] for k in ("target", "arch")))  # fmt: skip
+        assert first is not None and at < first  # sealed, then measured
+        assert "refused" not in item and item["score"] is not None
+
+
+@pytest.mark.parametrize(
+    "change, says",
+    [(dict(later=True), "after the first measured cell"),
+     (dict(net_n_star=123.0), "does not match its sha256")],
+)  # fmt: skip
+def test_compare_predict_refuses_a_late_or_edited_seal(planted, tmp_path, change, says):
+    """A prediction file newer than its measured cells, or edited after
+    sealing, is not scored: the rerun of compare --predict says why."""
+    out = tmp_path / "cmp"
+    for item in _compare(out)["predictions"]:
+        _reseal(item["sealed"], **change)
+    again = _compare(out)["predictions"]
+    assert again and all(says in i["refused"] and i["score"] is None for i in again)
+    with open(out / "report.md") as fh:
+        assert "not scored: sealed prediction" in fh.read()

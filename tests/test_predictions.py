@@ -725,3 +725,34 @@ def test_winner_claim_reads_what_the_planted_winners_give(monkeypatch, right, ve
     monkeypatch.setattr(P, "_rows", lambda params: rows)
     m = P.e10_winner({"rule": {"kind": "above", "threshold": 0.8}}, "e10_predict")
     assert m.verdict == verdict and m.value == pytest.approx(right / 20)
+
+
+def test_score_refuses_a_prediction_sealed_after_its_first_measured_cell(root):
+    """``predict`` seals (hash, time); a net search stored after it is
+    scored; the same prediction resealed later than that cell is refused,
+    and so is one edited after sealing."""
+    import json
+    import time
+
+    from ntkgap.verdicts import seal_order
+
+    _plant(root)
+    new = _target("and", 3)
+    path = P.predict(new, "tree:arity=2,L=3", kernel_fn=_fake_kernel)["sealed"]
+    time.sleep(0.05)
+    cell = _cell("net_search", "and", 3)
+    store.save("e4_trees", cell, {"per_seed": _per_seed(40.0)}, str(root))
+    rec = store.load_result(store.cell_path("e4_trees", cell, str(root)))["result"]
+    folder = str(root / "e4_trees")
+    assert P.score(path, rec, folder=folder)["measured"]  # sealed before: scored
+    sealed = json.loads(open(path).read())
+    plain = {k: v for k, v in sealed.items() if k not in ("sealed_at", "sha256")}
+    with open(path, "w") as fh:  # sealed again, now: after the measured cell
+        json.dump(seal_order.stamp(plain), fh)
+    with pytest.raises(UsageError, match="after the first measured cell"):
+        P.score(path, rec, folder=folder)
+    edited = dict(sealed, prediction=dict(sealed["prediction"], net_n_star=1.0))
+    with open(path, "w") as fh:
+        json.dump(edited, fh)
+    with pytest.raises(UsageError, match="does not match its sha256"):
+        P.score(path, rec, folder=folder)

@@ -46,7 +46,7 @@ from ntkgap.runs import config as runs_config
 from ntkgap.runs import executors, store
 from ntkgap.specs import comma_items, parse_int_list
 from ntkgap.targets import parse_spec, parse_target, with_depth
-from ntkgap.verdicts import claims, comparison_checks, predictions, selection
+from ntkgap.verdicts import claims, comparison_checks, predictions, seal_order, selection
 from ntkgap.verdicts.comparison_checks import FC, NAME, has_theory, theory_label, theory_point
 
 EPS = 0.1
@@ -458,6 +458,8 @@ def prediction_text(item: dict) -> str:
             f", kernel predicted {k}, winner predicted {p['winner'] or '-'}")  # fmt: skip
     if "score" not in item:  # a dry run: nothing measured yet
         return text
+    if item.get("refused"):
+        return text + "; not scored: " + item["refused"]
     if sc is None:
         return text + "; not measured"
     text += (f"; net measured {_n_text(*sc['measured'])} "
@@ -528,10 +530,17 @@ def score_members(sealed: list[dict], eps: float, profile: str) -> list[dict]:
         for cell, res in store.results(NAME, meth, profile=profile):
             if selection.at(cell, eps):
                 recs[(meth, cell["target"], cell["arch"])] = res
+    folder = os.path.join(config.results_dir(), NAME)
     out = []
     for item in sealed:
         key = (item["prediction"]["target"], item["prediction"]["arch"])
         net, kern = recs.get(("net_search", *key)), recs.get(("ntk_search", *key))
+        try:  # sealed before the first measured cell of its pair, and unedited
+            seal_order.check_sealed_before(store.load_result(item["sealed"]), item["sealed"],
+                                           folder)  # fmt: skip
+        except UsageError as exc:
+            out.append(dict(item, score=None, refused=str(exc)))
+            continue
         scored = None if net is None else predictions.score_against(item["prediction"], net, kern)
         out.append(dict(item, score=scored))
     return out

@@ -76,7 +76,7 @@ from ntkgap._infra.files import atomic_write, dumps
 from ntkgap.errors import UsageError
 from ntkgap.runs import scaling, store
 from ntkgap.targets import constituents, parse_target
-from ntkgap.verdicts import extrapolation, intervals, rules, selection
+from ntkgap.verdicts import extrapolation, intervals, rules, seal_order, selection
 
 INF = math.inf
 LN10 = math.log(10.0)
@@ -537,7 +537,8 @@ def seal_prediction(prediction: dict, fitted_on, root: str | None = None) -> str
         raise UsageError(f"predict: {path} is sealed already; a prediction is never overwritten")
     os.makedirs(os.path.dirname(path), exist_ok=True)
     body = {k: v for k, v in prediction.items() if k != "sealed"}
-    atomic_write(path, dumps({"prediction": body, "fitted_on": sorted(fitted_on)}, indent=1))
+    sealed = seal_order.stamp({"prediction": body, "fitted_on": sorted(fitted_on)})
+    atomic_write(path, dumps(sealed, indent=1))
     return path
 
 
@@ -652,13 +653,19 @@ def score_against(pred: dict, net_record: dict, kernel_record: dict | None = Non
     return out
 
 
-def score(path: str, record: dict, kernel_record: dict | None = None) -> dict:
+def score(
+    path: str, record: dict, kernel_record: dict | None = None, folder: str | None = None
+) -> dict:
     """Scores a sealed prediction against a later net search.
 
     Args:
         path: the sealed file (``seal_prediction``).
         record: the net search's stored result (``per_seed``).
         kernel_record: the own-kernel search's stored result, or None.
+        folder: the experiment folder of the measured cells: when given, a
+            prediction edited since sealing, or sealed after the first
+            measured cell of its pair, is refused
+            (``seal_order.check_sealed_before``).
 
     Returns:
         ``score_against``'s dict.
@@ -666,6 +673,8 @@ def score(path: str, record: dict, kernel_record: dict | None = None) -> dict:
     sealed = store.load_result(path)
     if sealed is None:
         raise UsageError(f"score: no sealed prediction at {path}")
+    if folder is not None:
+        seal_order.check_sealed_before(sealed, path, folder)
     return score_against(sealed["prediction"], record, kernel_record)
 
 
