@@ -208,7 +208,7 @@ def _reseal(path, **change):
         body = json.load(fh)
     if "later" in change:
         plain = {k: v for k, v in body.items() if k not in ("sealed_at", "sha256")}
-        future = dt.datetime.now(dt.timezone.utc) + dt.timedelta(days=1)
+        future = dt.datetime.now(dt.UTC) + dt.timedelta(days=1)
         body = seal_order.stamp(plain, now=future)
     if "net_n_star" in change:
         body["prediction"]["net_n_star"] = change["net_n_star"]

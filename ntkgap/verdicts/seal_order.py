@@ -49,7 +49,7 @@ def stamp(body: dict, now: dt.datetime | None = None) -> dict:
     Returns:
         a new dict with ``sealed_at`` and ``sha256`` added.
     """
-    when = (now or dt.datetime.now(dt.timezone.utc)).isoformat(timespec="microseconds")
+    when = (now or dt.datetime.now(dt.UTC)).isoformat(timespec="microseconds")
     out = dict(json.loads(dumps(body)), sealed_at=when)  # as the file will read back
     out["sha256"] = _digest(out)
     return out
@@ -125,7 +125,7 @@ def check_sealed_before(sealed: dict, path: str, folder: str) -> None:
     pred = sealed["prediction"]
     first = first_measured(folder, pred["target"], pred["arch"])
     if first is not None and at > first:
-        when = dt.datetime.fromtimestamp(first, dt.timezone.utc).isoformat(timespec="seconds")
+        when = dt.datetime.fromtimestamp(first, dt.UTC).isoformat(timespec="seconds")
         raise UsageError(
             f"sealed prediction {path}: sealed at {sealed['sealed_at']}, after the first "
             f"measured cell of {pred['target']} on {pred['arch']} ({when}): not scored"
