@@ -84,7 +84,8 @@ def _draw_predictions(ax, predicted) -> None:
             if n is None:  # no exact kernel spectrum: nothing was predicted
                 continue
             lo, hi = p["net_interval"] if meth == "net_search" else (n, n)
-            ax.errorbar(item["L"] + dx, n, yerr=[[max(0.0, n - lo)], [max(0.0, hi - n)]], fmt=mk, mfc="none",
+            err = [[max(0.0, n - lo)], [max(0.0, hi - n)]]
+            ax.errorbar(item["L"] + dx, n, yerr=err, fmt=mk, mfc="none",
                         color=color, capsize=2, elinewidth=0.7, alpha=0.8)  # fmt: skip
     label = "sealed prediction (hollow): net by the law, 95% PI; kernel by theory"
     ax.plot([], [], "o", mfc="none", color="k", label=label)
