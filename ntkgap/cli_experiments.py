@@ -150,6 +150,10 @@ def _show_args(p):
         help="also plot test MSE against n per series, and n* searches (per-seed brackets, "
         "censored seeds as arrows from their bound)",
     )  # fmt: skip
+    p.add_argument(
+        "--csv", metavar="DIR",
+        help="also write DIR/cells.csv (one row per cell) and DIR/claims.csv (one per claim)",
+    )  # fmt: skip
     _results_arg(p)
 
 
@@ -175,11 +179,22 @@ def _show(args):
         raise UsageError(f"--results {args.results}: no such folder (give a results folder)")
     if args.plot:
         check_out(args.plot, (".png", ".pdf", ".svg"))
+    if args.csv:  # a folder, created in an existing, writable parent
+        if os.path.exists(args.csv) and not os.path.isdir(args.csv):
+            raise UsageError(f"--csv {args.csv}: a file, not a folder (give a folder)")
+        parent = os.path.dirname(os.path.abspath(args.csv))
+        if not os.path.isdir(parent):
+            raise UsageError(f"--csv {args.csv}: its parent {parent} does not exist")
+        check_out(os.path.join(parent, "cells.csv"), (".csv",))
     out = overview.overview(source, experiments)
     lines = overview.text(out)
     if args.plot:
         overview.plot(out["experiments"], args.plot)
         lines.append(f"wrote {args.plot}")
+    if args.csv:
+        written = overview.write_csv(out, args.csv)
+        out["csv"] = written
+        lines.append(f"wrote {', '.join(written)}")
     emit(args, out, "\n".join(lines))
 
 

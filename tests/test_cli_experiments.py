@@ -122,3 +122,29 @@ def test_show_reads_a_compare_folder(tmp_path, capsys, which, monkeypatch):
     r = json.loads(capsys.readouterr().out)
     stored = [c for e in r["experiments"] for c in e["cells"] if c["status"] == "stored"]
     assert len(stored) == 1 and [c["id"] for c in r["claims"]] == ["Q1-fc"]
+
+
+def test_show_csv_writes_the_cells_and_claims_tables(tmp_path, capsys):
+    """`ntkgap show cfg.toml --csv DIR` after `ntkgap run`: DIR/cells.csv has
+    one row per cell with the stored test MSE (the same as `show --json`),
+    DIR/claims.csv its header; a file or a missing parent is refused."""
+    import csv
+
+    path, results = _write(tmp_path), tmp_path / "results"
+    assert cli.main(["run", path, "--results", str(results), "--json"]) == 0
+    capsys.readouterr()
+    out = tmp_path / "tables"
+    assert cli.main(["show", path, "--results", str(results), "--csv", str(out), "--json"]) == 0
+    shown = json.loads(capsys.readouterr().out)
+    with open(out / "cells.csv", newline="") as fh:
+        rows = list(csv.DictReader(fh))
+    (cell,) = shown["experiments"][0]["cells"]
+    assert len(rows) == 1 and rows[0]["method"] == "ntk" and rows[0]["n"] == "8"
+    assert float(rows[0]["test_mse"]) == cell["test_mse"]  # the stored value, unrounded
+    with open(out / "claims.csv", newline="") as fh:
+        assert next(csv.reader(fh))[:3] == ["id", "profile", "verdict"]
+    (tmp_path / "afile").write_text("x")
+    for bad, says in ((tmp_path / "afile", "a file, not a folder"),
+                      (tmp_path / "no" / "sub", "does not exist")):  # fmt: skip
+        rc = cli.main(["show", path, "--results", str(results), "--csv", str(bad), "--json"])
+        assert rc == 2 and says in json.loads(capsys.readouterr().out)["error"]

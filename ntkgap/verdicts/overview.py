@@ -5,6 +5,7 @@ against n and of each n* search's per-seed brackets."""
 
 from __future__ import annotations
 
+import csv
 import os
 import shlex
 
@@ -415,3 +416,53 @@ def plot(experiments: list, path: str) -> None:
                    bbox_to_anchor=(0.67, 0.99), borderaxespad=0)  # fmt: skip
     save_figure(fig, path)
     plt.close(fig)
+
+
+#: ``show --csv``'s columns: one row per cell, one per claim
+CELL_COLUMNS = ("experiment", "method", "status", "n", "eps", "n_star", "test_mse", "seconds",
+                "theory_valid", "params")  # fmt: skip
+CLAIM_COLUMNS = ("id", "profile", "verdict", "statistic", "value", "lo", "hi", "seeds",
+                 "ci_method", "rule", "claim")  # fmt: skip
+
+
+def _csv_value(v):
+    """A value as one CSV field: numbers and text as they are, a dict as k=v;..."""
+    if isinstance(v, dict):
+        return ";".join(f"{k}={_csv_value(x)}" for k, x in v.items())
+    if isinstance(v, (list, tuple)):
+        return ";".join(str(_csv_value(x)) for x in v)
+    return "" if v is None else v
+
+
+def write_csv(out: dict, folder: str) -> list[str]:
+    """``show --csv DIR``: ``cells.csv`` (one row per cell: ``CELL_COLUMNS``)
+    and ``claims.csv`` (one row per claim: ``CLAIM_COLUMNS``; ``rule`` its
+    text), for pandas or a spreadsheet.
+
+    Args:
+        out: from :func:`overview`.
+        folder: the folder written (created; its parent must exist).
+
+    Returns:
+        the two paths written.
+    """
+    os.makedirs(folder, exist_ok=True)
+    cells = [
+        {"experiment": exp["name"], **row,
+         "n_star": next(iter(row["n_star"].values()), None) if row.get("n_star") else None}
+        for exp in out["experiments"] for row in exp["cells"]
+    ]  # fmt: skip
+    claims = [dict(c, rule=(c.get("rule") or {}).get("text")) for c in out["claims"]]
+    paths = []
+    for name, columns, rows in (("cells.csv", CELL_COLUMNS, cells),
+                                ("claims.csv", CLAIM_COLUMNS, claims)):  # fmt: skip
+        path = os.path.join(folder, name)
+        tmp = path + ".tmp"
+        with open(tmp, "w", newline="") as fh:
+            w = csv.writer(fh)
+            w.writerow(columns)
+            for r in rows:
+                w.writerow([_csv_value(r.get(c)) for c in columns])
+        os.replace(tmp, path)
+        paths.append(path)
+    return paths
