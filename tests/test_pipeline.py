@@ -18,7 +18,7 @@ import pytest
 from conftest import ROOT
 
 from ntkgap.runs.claim_family import expand_families
-from ntkgap.verdicts import claims
+from ntkgap.verdicts import claims, rules
 
 EXPERIMENTS = sorted(glob.glob(os.path.join(ROOT, "experiments", "*.toml")))
 FIGURES = sorted(glob.glob(os.path.join(ROOT, "experiments", "figures", "fig_*.py")))
@@ -189,6 +189,10 @@ def test_report_and_summary_carry_every_claim(pipeline):
         assert c["verdict"] in VERDICTS
         if c["lo"] is not None:
             assert c["seeds"] >= 8, c["id"]  # a CI needs >= 8 seeds
+        if c["verdict"] == rules.NOT_RUN:  # folded: one line per larger profile
+            line = next(x for x in text.splitlines() if x.startswith(f"- {c['profile']} profile"))
+            assert c["id"] in line.split(": ", 1)[1].split(", ")
+            continue
         assert f"| {c['id']} | {c['profile']} | **{c['verdict']}** |" in text
         assert c["rule"]["text"] in text  # the pre-registered rule is echoed
     for script in FIGURES:
@@ -196,3 +200,8 @@ def test_report_and_summary_carry_every_claim(pipeline):
         assert f"figures/{os.path.basename(script)[4:-3]}.png" in text
     assert "at most 100 steps" in text  # budgets come from the configs as run, not the repo's
     assert "# ntkgap report (quick profile)" in text and "claims:" in stdout
+    # the answer first: the headline's row above the summary table
+    head = next(c for c in summary["claims"] if c["id"] == "E4-Q1-tree-tanh")
+    answer = text.index("## The answer")
+    assert answer < text.index("| claim | profile | verdict |")
+    assert "| E4-Q1-tree-tanh: " in text[answer:] and f"**{head['verdict']}**" in text[answer:]
