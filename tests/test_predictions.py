@@ -18,7 +18,9 @@ from ntkgap.errors import UsageError
 from ntkgap.runs import config as runs_config
 from ntkgap.runs import store
 from ntkgap.verdicts import claims, comparison, rules, selection
+from ntkgap.verdicts import e10_statistics as E10
 from ntkgap.verdicts import predictions as P
+from ntkgap.verdicts import sealing as S
 
 NODES = ("parity", "tanh", "random")
 DEPTHS = (2, 3, 4)
@@ -148,7 +150,7 @@ def _watched_leave_one_out(points, attr):
         seen.append({getattr(pt, attr) for pt in pts})
         return P.fit_law(pts)
 
-    return P.leave_one_out(points, _fake_kernel, fit=spy), seen
+    return E10.leave_one_out(points, _fake_kernel, fit=spy), seen
 
 
 def test_leave_one_out_never_sees_held_out_group(root):
@@ -163,7 +165,7 @@ def test_leave_one_out_never_sees_held_out_group(root):
     assert {r["group"] for r in rows} == set(groups)
     # an exact planted law predicts every held-out point exactly
     for r in rows:
-        assert P.distance(r["net_pred"], r["net"])[0] == pytest.approx(0.0, abs=1e-9)
+        assert S.distance(r["net_pred"], r["net"])[0] == pytest.approx(0.0, abs=1e-9)
         assert r["winner_pred"] == r["winner_measured"] == "net"
 
 
@@ -201,8 +203,8 @@ def test_predict_seals_unmeasured_family_and_refuses_overwrite(root):
 def test_score_censored_as_interval(root, status, value, near, consistent, coverage):
     pred = {"target": "t", "arch": "a", "eps": 0.1, "net_n_star": 100.0}
     pred["net_interval"] = [60.0, 150.0]
-    path = P.seal_prediction(pred, ["k"])
-    s = P.score(path, {"per_seed": _per_seed(value, status)})
+    path = S.seal_prediction(pred, ["k"])
+    s = S.score(path, {"per_seed": _per_seed(value, status)})
     assert s["error_log10"][0] == pytest.approx(near, abs=1e-9)
     assert s["consistent"] is consistent and s["coverage"] == coverage
     assert s["covered"] is (coverage != "missed")  # the interval meets the measurement
@@ -230,12 +232,12 @@ def test_leave_one_out_poisoned_held_out_values_leave_its_predictions_unchanged(
     factors = {"parity": 1.0, "tanh": 1.6, "random": 0.7}
     for node, f in factors.items():
         _plant(root, c=5.0 * f, p=0.8, nodes=(node,), kernel=lambda L: 10.0 * 4.0**L)
-    before = _rows_by_target(P.leave_one_out(P.collect(("e4_trees",), 0.1), _fake_kernel))
+    before = _rows_by_target(E10.leave_one_out(P.collect(("e4_trees",), 0.1), _fake_kernel))
     for L in DEPTHS:  # poison the tanh group's stored net n*: 1000 x, one censored
         status = "right" if L == 4 else "resolved"
         rec = {"per_seed": _per_seed(5000.0 * C_OF[L] ** 2.5, status)}
         store.save("e4_trees", _cell("net_search", "tanh", L), rec, str(root))
-    after = _rows_by_target(P.leave_one_out(P.collect(("e4_trees",), 0.1), _fake_kernel))
+    after = _rows_by_target(E10.leave_one_out(P.collect(("e4_trees",), 0.1), _fake_kernel))
     assert before.keys() == after.keys() and len(after) == len(NODES) * len(DEPTHS)
     for key, r in after.items():
         held_tanh = "node=tanh" in key[0]
@@ -266,7 +268,7 @@ def test_leave_one_out_fits_each_error_level_on_its_own(root):
     _plant(root, c=2.0, p=1.5, eps=0.3)
     points = P.collect(("e4_trees",), [0.1, 0.3])
     assert sorted({pt.eps for pt in points}) == [0.1, 0.3]
-    rows = P.leave_one_out(points, _fake_kernel)
+    rows = E10.leave_one_out(points, _fake_kernel)
     assert len(rows) == 2 * len(NODES) * len(DEPTHS)
     law = {0.1: (5.0, 0.8), 0.3: (2.0, 1.5)}
     for r in rows:
@@ -303,8 +305,8 @@ def test_winner_claim_scores_units_with_a_kernel_prediction(monkeypatch):
         row("c", 7, "net", "net"),  # two architecture variants of one (family, depth):
         row("c", 7, "net", "kernel"),  # one unit, half right
     ]
-    monkeypatch.setattr(P, "_rows", lambda params: rows)
-    m = P.e10_winner({"rule": {"kind": "above", "threshold": 0.8}}, "e10_predict")
+    monkeypatch.setattr(E10, "_rows", lambda params: rows)
+    m = E10.e10_winner({"rule": {"kind": "above", "threshold": 0.8}}, "e10_predict")
     assert m.seeds == 3 and m.value == pytest.approx(1.5 / 3)
     assert "1 decided point(s) without kernel theory" in m.detail
 
@@ -325,14 +327,14 @@ def test_coverage_counts_families_and_median_claims_count_family_depth_units(mon
         row("a", "relu", 15, 50.0, 50.0),
         row("b", "relu", 7, 10.0, 10.0),
     ]
-    monkeypatch.setattr(P, "_rows", lambda params: rows)
-    monkeypatch.setattr(P, "_kin_rows", lambda params: [])  # the sensitivity: nothing here
-    cov = P.e10_coverage({"rule": {"kind": "equivalence", "margin": 0.15}}, "e10_predict")
+    monkeypatch.setattr(E10, "_rows", lambda params: rows)
+    monkeypatch.setattr(E10, "_kin_rows", lambda params: [])  # the sensitivity: nothing here
+    cov = E10.e10_coverage({"rule": {"kind": "equivalence", "margin": 0.15}}, "e10_predict")
     assert cov.seeds == 2 and cov.value == pytest.approx((2 / 3 + 1) / 2 - 0.95)
     assert "approximation" in cov.ci_method  # 2/3 + 1 is no whole count
     assert "0 of 4 points undetermined" in cov.detail
     assert "median width 0.60 decades" in cov.detail  # log10 4 = 0.602
-    net = P.e10_net({"rule": {"kind": "below", "threshold": 0.47712}}, "e10_predict")
+    net = E10.e10_net({"rule": {"kind": "below", "threshold": 0.47712}}, "e10_predict")
     # two family units: a the median of (0, log10 4, 0) = 0, b 0
     assert net.seeds == 2 and net.data["sets"] == [(0.0, 0.0), (0.0, 0.0)]
     assert "over 2 families (4 points" in net.detail and "2 families, no CI" in net.detail
@@ -351,8 +353,8 @@ def test_coverage_counts_families_and_median_claims_count_family_depth_units(mon
 )
 def test_coverage_state_reads_censored_bounds_as_bounds(measured, state):
     iv = tuple(math.log(x) for x in measured)
-    assert P.coverage_state([10.0, 1000.0], iv) is state
-    assert P.covers([10.0, 1000.0], iv) is (state is not False)  # the sealed score's reading
+    assert S.coverage_state([10.0, 1000.0], iv) is state
+    assert S.covers([10.0, 1000.0], iv) is (state is not False)  # the sealed score's reading
 
 
 def _coverage_rows(covered: int, missed: int, censored: int = 0) -> list[dict]:
@@ -378,8 +380,8 @@ def test_coverage_reads_what_the_planted_counts_give(
     monkeypatch, covered, missed, censored, verdict, k
 ):
     # against the config's rule (+-0.15 around 0.95); the CI from the bounded count's ends
-    monkeypatch.setattr(P, "_rows", lambda params: _coverage_rows(covered, missed, censored))
-    cov = P.e10_coverage({"rule": E10_CLAIMS["E10-coverage"].rule}, "e10_predict")
+    monkeypatch.setattr(E10, "_rows", lambda params: _coverage_rows(covered, missed, censored))
+    cov = E10.e10_coverage({"rule": E10_CLAIMS["E10-coverage"].rule}, "e10_predict")
     assert cov.verdict.startswith(verdict) and cov.seeds == 20
     assert cov.lo == pytest.approx(stats.beta.ppf(0.025, k[0], 21 - k[0]) - 0.95)
     hi = 1.0 if k[1] == 20 else stats.beta.ppf(0.975, k[1] + 1, 20 - k[1])
@@ -392,8 +394,8 @@ def test_a_family_of_a_covered_and_an_undetermined_point_is_half_to_wholly_cover
     # family f0: one point inside, one censored bound inside; f1: one point inside
     rows = _coverage_rows(2, 0, 1)
     rows[2]["family"] = "f0"
-    monkeypatch.setattr(P, "_rows", lambda params: rows)
-    cov = P.e10_coverage({"rule": E10_CLAIMS["E10-coverage"].rule}, "e10_predict")
+    monkeypatch.setattr(E10, "_rows", lambda params: rows)
+    cov = E10.e10_coverage({"rule": E10_CLAIMS["E10-coverage"].rule}, "e10_predict")
     assert cov.seeds == 2 and "1.5 to 2 of 2" in cov.detail and "in 1 families" in cov.detail
     assert cov.lo == pytest.approx(stats.beta.ppf(0.025, 1.5, 1.5) - 0.95)
 
@@ -406,9 +408,9 @@ def test_the_net_claims_detail_counts_the_families_open_above(monkeypatch):
 
     rows = [row("a", (50.0, math.log(50.0))), row("b", (50.0, math.log(50.0))),
             row("c", (500.0, math.inf))]  # fmt: skip
-    monkeypatch.setattr(P, "_rows", lambda params: rows)
-    monkeypatch.setattr(P, "_kin_rows", lambda params: [])
-    net = P.e10_net({"rule": E10_CLAIMS["E10-net"].rule}, "e10_predict")
+    monkeypatch.setattr(E10, "_rows", lambda params: rows)
+    monkeypatch.setattr(E10, "_kin_rows", lambda params: [])
+    net = E10.e10_net({"rule": E10_CLAIMS["E10-net"].rule}, "e10_predict")
     assert "1 of the 3 open above: censored" in net.detail
 
 
@@ -420,9 +422,9 @@ def test_the_node_function_sensitivity_is_reported_and_decides_nothing(monkeypat
         return {"family": fam, "C": 7, "eps": 0.1, "net": (math.log(50.0),) * 2, "net_pred": pred}
 
     fams = [f"f{i}" for i in range(8)]
-    monkeypatch.setattr(P, "_rows", lambda params: [row(f, 50.0) for f in fams])
-    monkeypatch.setattr(P, "_kin_rows", lambda params: [row(f, 50.0 * off) for f in fams])
-    net = P.e10_net({"rule": {"kind": "below", "threshold": 0.47712}}, "e10_predict")
+    monkeypatch.setattr(E10, "_rows", lambda params: [row(f, 50.0) for f in fams])
+    monkeypatch.setattr(E10, "_kin_rows", lambda params: [row(f, 50.0 * off) for f in fams])
+    net = E10.e10_net({"rule": {"kind": "below", "threshold": 0.47712}}, "e10_predict")
     assert net.verdict == rules.SUPPORTED and net.hi == pytest.approx(0.0, abs=1e-12)
     d = math.log10(off)
     assert net.detail.endswith(
@@ -447,8 +449,8 @@ def test_kernel_claim_units_a_censored_variant_and_the_n_max_scope(monkeypatch):
         row("b", 15, 9000.0, 4096.0, math.inf),  # theory beyond n_max: out of scope
         row("c", 7, 10.0, 40.0, 40.0, valid=False),  # theory not valid: out of scope
     ]
-    monkeypatch.setattr(P, "_rows", lambda params, which=0: rows if which == 1 else [])
-    m = P.e10_kernel({"rule": {"kind": "below", "threshold": 0.30103}}, "e10_predict")
+    monkeypatch.setattr(E10, "_rows", lambda params, which=0: rows if which == 1 else [])
+    m = E10.e10_kernel({"rule": {"kind": "below", "threshold": 0.30103}}, "e10_predict")
     assert m.seeds == 3 and m.data["units"] == [["a", "7", "0.1"], ["a", "15", "0.1"],
                                                 ["b", "7", "0.1"]]  # fmt: skip
     # a@7: lower ends (0, log10 4) -> their median log10 2; upper ends (0, inf) -> inf
@@ -475,14 +477,14 @@ FEWEST = [
 
 @pytest.mark.parametrize("rule, shift, fewest", FEWEST)
 def test_fewest_units_a_proportion_needs_to_read_supported(rule, shift, fewest):
-    assert P._fewest_to_support(rule, shift) == fewest
+    assert E10._fewest_to_support(rule, shift) == fewest
     if fewest is None:
         return
     # the detail says so below it, and not from it on
     best = 0 if rule["kind"] == "below" else 1  # the most favourable share
-    few = P._binomial("x", best * (fewest - 1), fewest - 1, rule, shift=shift)
+    few = E10._binomial("x", best * (fewest - 1), fewest - 1, rule, shift=shift)
     assert few.verdict != "supported" and f"needs >= {fewest}" in few.detail
-    enough = P._binomial("x", best * fewest, fewest, rule, shift=shift)
+    enough = E10._binomial("x", best * fewest, fewest, rule, shift=shift)
     assert enough.verdict == "supported" and "needs >=" not in enough.detail
 
 
@@ -492,10 +494,10 @@ def test_an_equivalence_centred_inside_can_be_supported_with_enough_units():
     rule = {"kind": "equivalence", "margin": 0.15}
     lo, hi = stats.beta.ppf(0.025, 50, 51), stats.beta.ppf(0.975, 51, 50)
     assert -0.15 < lo - 0.5 and hi - 0.5 < 0.15
-    m = P._fewest_to_support(rule, 0.5)
+    m = E10._fewest_to_support(rule, 0.5)
     assert m is not None and m <= 100
-    assert P._binomial("x", m // 2, m, rule, shift=0.5).verdict == "supported" or (
-        P._binomial("x", (m + 1) // 2, m, rule, shift=0.5).verdict == "supported"
+    assert E10._binomial("x", m // 2, m, rule, shift=0.5).verdict == "supported" or (
+        E10._binomial("x", (m + 1) // 2, m, rule, shift=0.5).verdict == "supported"
     )
 
 
@@ -513,13 +515,13 @@ def test_kernel_only_searches_enter_the_kernel_rows_never_the_law(root):
     points = P.collect(("e4_trees", "e10_predict"), 0.1)
     only = [pt for pt in points if pt.net is None]
     assert len(only) == len(DEPTHS) and all(pt.kernel is not None for pt in only)
-    rows = P.leave_one_out(points, _fake_kernel)
-    assert rows == P.leave_one_out([pt for pt in points if pt.net is not None], _fake_kernel)
+    rows = E10.leave_one_out(points, _fake_kernel)
+    assert rows == E10.leave_one_out([pt for pt in points if pt.net is not None], _fake_kernel)
     assert not any("node=linear" in r["target"] for r in rows)
-    krows = P.kernel_rows(points, _fake_kernel)
+    krows = E10.kernel_rows(points, _fake_kernel)
     assert sorted(r["target"] for r in krows) == sorted(pt.target for pt in only)
     for r in krows:  # planted at the theory's value: no distance
-        assert P.distance(r["kernel_pred"], r["kernel"]) == pytest.approx((0.0, 0.0), abs=1e-9)
+        assert S.distance(r["kernel_pred"], r["kernel"]) == pytest.approx((0.0, 0.0), abs=1e-9)
     # a family whose only stored search is a kernel's has no measured net: still sealed
     out, _ = P.prediction(
         _target("linear", 3), "tree:arity=2,L=3", points=points, kernel_fn=_fake_kernel
@@ -536,13 +538,13 @@ def test_kernel_claim_reads_what_the_planted_kernels_give(root, monkeypatch, fac
     # against the threshold log10 2
     for node in NODES:
         _plant_kernel_only(root, node, lambda L: factor * 10.0 * 4.0**L)
-    monkeypatch.setattr(P, "kernel_theory", _fake_kernel)
-    P.e10_rows.cache_clear()
+    monkeypatch.setattr(E10, "kernel_theory", _fake_kernel)
+    E10.e10_rows.cache_clear()
     params = {"eps": [0.1], "sources": ["e10_predict"]}
     try:
-        m = P.e10_kernel({**params, "rule": {"kind": "below", "threshold": 0.30103}}, "e10")
+        m = E10.e10_kernel({**params, "rule": {"kind": "below", "threshold": 0.30103}}, "e10")
     finally:
-        P.e10_rows.cache_clear()
+        E10.e10_rows.cache_clear()
     assert m.verdict == verdict and m.seeds == len(NODES) * len(DEPTHS)
     assert m.lo == pytest.approx(math.log10(factor), abs=1e-9)
 
@@ -584,7 +586,7 @@ def test_a_pair_reads_its_design_budget_not_the_larger_budget_rerun(root, monkey
     (pt,) = P.collect(("e4_trees",), 0.1, budget="max")
     assert math.exp(pt.net[0]) == pytest.approx(300.0)
     params = {"eps": [0.1], "sources": ["e4_trees"]}
-    assert P.larger_budgets(params) == [f"e4_trees: {_target('tanh', 3)} | tree:arity=2,L=3"]
+    assert E10.larger_budgets(params) == [f"e4_trees: {_target('tanh', 3)} | tree:arity=2,L=3"]
     # the recheck's larger budget only among searches with the CI's 8 seeds: a 4-seed
     # rerun at four times the steps is not read
     few = {**_cell("net_search", "tanh", 3), "steps": 6000, "seeds": list(range(4))}
@@ -600,7 +602,7 @@ def test_a_pair_reads_its_design_budget_not_the_larger_budget_rerun(root, monkey
 
 def test_no_pair_with_a_second_budget_leaves_the_budget_recheck_empty(root):
     _plant(root)  # one budget per pair
-    assert P.larger_budgets({"eps": [0.1], "sources": ["e4_trees"]}) == []
+    assert E10.larger_budgets({"eps": [0.1], "sources": ["e4_trees"]}) == []
 
 
 @pytest.mark.parametrize(
@@ -622,7 +624,7 @@ def test_e10_claims_are_rechecked_with_the_larger_budget(
 
     monkeypatch.setenv("NTKGAP_PROFILE", "paper")  # E10-net's deciding profile
     monkeypatch.setitem(claims.STATISTICS, "e10_net", stat)
-    monkeypatch.setattr(P, "larger_budgets", lambda params: larger)
+    monkeypatch.setattr(E10, "larger_budgets", lambda params: larger)
     out = claims.evaluate(E10_CLAIMS["E10-net"], "e10_predict")
     r = out["robustness"]
     assert out["verdict"] == rules.SUPPORTED and r["verdict_eps"] == "not run"
@@ -634,7 +636,7 @@ def test_e10_kernel_has_no_budget_recheck(monkeypatch):
     # kernel rows read no net search: the recheck is not applicable, never a copy of the verdict
     monkeypatch.setenv("NTKGAP_PROFILE", "paper")
     monkeypatch.setitem(claims.STATISTICS, "e10_kernel", lambda p, e: rules.Measured(0.1, 0, 0.2))
-    monkeypatch.setattr(P, "larger_budgets", lambda params: ["e4_trees: t | a"])
+    monkeypatch.setattr(E10, "larger_budgets", lambda params: ["e4_trees: t | a"])
     r = claims.evaluate(E10_CLAIMS["E10-kernel"], "e10_predict")["robustness"]
     assert r["verdict_budget"] == "not applicable" and r["flips"] is False
 
@@ -649,11 +651,11 @@ def test_the_budget_recheck_reaches_the_rows_through_the_claims_params(root):
     rerun = {**_cell("net_search", "tanh", 3), "steps": 2 * design["steps"]}  # the filled default
     store.save("e4_trees", rerun, {"per_seed": _per_seed(50.0 * C_OF[3] ** 0.8)}, str(root))
     params = {"eps": [0.1], "sources": ["e4_trees"]}
-    P.e10_rows.cache_clear()
+    E10.e10_rows.cache_clear()
     try:
-        rows = {b: P._rows(dict(params, budget=b)) for b in ("base", "max")}
+        rows = {b: E10._rows(dict(params, budget=b)) for b in ("base", "max")}
     finally:
-        P.e10_rows.cache_clear()
+        E10.e10_rows.cache_clear()
     tanh3 = {
         b: [r for r in rs if r["C"] == C_OF[3] and "tanh" in r["family"]] for b, rs in rows.items()
     }
@@ -684,11 +686,11 @@ def test_the_node_function_hold_out_drops_every_arity_of_the_held_node(root):
         seen.append({kin[pt.target] for pt in pts})
         return P.fit_law(pts)
 
-    rows = P.leave_one_out(points, _fake_kernel, fit=spy, held=lambda pt: kin[pt.target])
+    rows = E10.leave_one_out(points, _fake_kernel, fit=spy, held=lambda pt: kin[pt.target])
     kins = sorted(set(kin.values()))
     assert seen == [set(kins) - {k} for k in kins] and len(rows) == len(points)
     seen.clear()
-    P.leave_one_out(points, _fake_kernel, fit=spy)  # by family: the sibling stays in
+    E10.leave_one_out(points, _fake_kernel, fit=spy)  # by family: the sibling stays in
     assert len(seen) == 4 and all(P.kin_of(_target("parity", 2)) in fitted for fitted in seen)
 
 
@@ -707,9 +709,9 @@ def test_net_claim_reads_what_the_planted_law_errors_give(monkeypatch, off, verd
         }
 
     rows = [row(f"f{i}") for i in range(8)]
-    monkeypatch.setattr(P, "_rows", lambda params: rows)
-    monkeypatch.setattr(P, "_kin_rows", lambda params: rows)
-    net = P.e10_net({"rule": {"kind": "below", "threshold": 0.47712}}, "e10_predict")
+    monkeypatch.setattr(E10, "_rows", lambda params: rows)
+    monkeypatch.setattr(E10, "_kin_rows", lambda params: rows)
+    net = E10.e10_net({"rule": {"kind": "below", "threshold": 0.47712}}, "e10_predict")
     assert net.verdict == verdict and net.lo == pytest.approx(math.log10(off), abs=1e-9)
 
 
@@ -722,8 +724,8 @@ def test_winner_claim_reads_what_the_planted_winners_give(monkeypatch, right, ve
          "winner_pred": "net" if i < right else "kernel"}
         for i in range(20)
     ]  # fmt: skip
-    monkeypatch.setattr(P, "_rows", lambda params: rows)
-    m = P.e10_winner({"rule": {"kind": "above", "threshold": 0.8}}, "e10_predict")
+    monkeypatch.setattr(E10, "_rows", lambda params: rows)
+    m = E10.e10_winner({"rule": {"kind": "above", "threshold": 0.8}}, "e10_predict")
     assert m.verdict == verdict and m.value == pytest.approx(right / 20)
 
 
@@ -744,15 +746,15 @@ def test_score_refuses_a_prediction_sealed_after_its_first_measured_cell(root):
     store.save("e4_trees", cell, {"per_seed": _per_seed(40.0)}, str(root))
     rec = store.load_result(store.cell_path("e4_trees", cell, str(root)))["result"]
     folder = str(root / "e4_trees")
-    assert P.score(path, rec, folder=folder)["measured"]  # sealed before: scored
+    assert S.score(path, rec, folder=folder)["measured"]  # sealed before: scored
     sealed = json.loads(open(path).read())
     plain = {k: v for k, v in sealed.items() if k not in ("sealed_at", "sha256")}
     with open(path, "w") as fh:  # sealed again, now: after the measured cell
         json.dump(seal_order.stamp(plain), fh)
     with pytest.raises(UsageError, match="after the first measured cell"):
-        P.score(path, rec, folder=folder)
+        S.score(path, rec, folder=folder)
     edited = dict(sealed, prediction=dict(sealed["prediction"], net_n_star=1.0))
     with open(path, "w") as fh:
         json.dump(edited, fh)
     with pytest.raises(UsageError, match="does not match its sha256"):
-        P.score(path, rec, folder=folder)
+        S.score(path, rec, folder=folder)

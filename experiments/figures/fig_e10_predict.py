@@ -21,7 +21,7 @@ from style import plt
 from ntkgap._infra import config
 from ntkgap.errors import UsageError
 from ntkgap.runs import config as runs_config
-from ntkgap.verdicts import claims, predictions
+from ntkgap.verdicts import claims, e10_statistics, predictions
 
 CONFIG = os.path.join(style.ROOT, "experiments", "e10_predict.toml")
 CLAIMS = claims.parse_claims(runs_config.load_config(CONFIG), CONFIG)
@@ -107,7 +107,7 @@ def undecided_notes() -> list[str]:
 def main():
     fig, (ax_k, ax_n) = plt.subplots(1, 2, figsize=(9, 4.2))
     # the claims' own cached rows: the theory is computed once for the figure and the notes
-    points, rows, krows = predictions.e10_rows(
+    points, rows, krows = e10_statistics.e10_rows(
         tuple(PARAMS["sources"]), predictions.eps_levels(PARAMS["eps"]), config.profile()
     )
     if not rows and not krows:

@@ -50,9 +50,9 @@ from ntkgap.runs import store
 from ntkgap.runs.registry import METHODS
 from ntkgap.verdicts import (
     curve_statistics,
+    e10_statistics,
     mechanism,
     nstar_statistics,
-    predictions,
     rules,
     selection,
     universality,
@@ -88,7 +88,7 @@ STATISTICS: dict[str, Callable[[dict, str], rules.Measured]] = {
     "pstar_ratio": nstar_statistics.pstar_ratio,
     "after_kernel_share": mechanism.after_kernel_claim,
     "lazy_control": mechanism.lazy_control_claim,
-    **predictions.CLAIM_STATISTICS,
+    **e10_statistics.CLAIM_STATISTICS,
     "universality": lambda p, exp: _universality(p, exp),
 }
 #: each parsed config's claims by id (experiment name -> {id: Claim}): the
@@ -327,7 +327,7 @@ def _evaluated(claim: rules.Claim, experiment: str) -> dict:
         out["depths_bounded"] = m.depths_bounded or 0
     if claim.statistic == "nstar_ratio_growth" and "family" in claim.params:
         out["robustness"] = robustness(claim, experiment, out["verdict"])
-    if claim.statistic in predictions.CLAIM_STATISTICS:
+    if claim.statistic in e10_statistics.CLAIM_STATISTICS:
         out["robustness"] = e10_robustness(claim, experiment, out["verdict"])
     if claim.expect is not None:
         out["control"] = rules.control_check(claim.rule, m, out["verdict"], claim.expect)
@@ -391,7 +391,7 @@ def e10_robustness(claim: rules.Claim, experiment: str, verdict: str) -> dict:
         dict with ``robustness``'s keys.
     """
     p = dict(claim.params, rule=claim.rule)
-    larger = predictions.larger_budgets(p)
+    larger = e10_statistics.larger_budgets(p)
     if claim.statistic == "e10_kernel":
         v_budget = "not applicable"
     elif larger:

@@ -46,7 +46,14 @@ from ntkgap.runs import config as runs_config
 from ntkgap.runs import executors, store
 from ntkgap.specs import comma_items, parse_int_list
 from ntkgap.targets import parse_spec, parse_target, with_depth
-from ntkgap.verdicts import claims, comparison_checks, predictions, seal_order, selection
+from ntkgap.verdicts import (
+    claims,
+    comparison_checks,
+    predictions,
+    seal_order,
+    sealing,
+    selection,
+)
 from ntkgap.verdicts.comparison_checks import FC, NAME, has_theory, theory_label, theory_point
 
 EPS = 0.1
@@ -498,7 +505,7 @@ def predict_members(cfg: dict) -> list[dict]:
 
 def seal_members(predicted: list[dict]) -> list[dict]:
     """Seals each prediction in the results folder in force, or reads the one
-    a previous run of the comparison sealed (``predictions.sealed_or_seal``).
+    a previous run of the comparison sealed (``sealing.sealed_or_seal``).
 
     Args:
         predicted: :func:`predict_members`'s list.
@@ -508,14 +515,14 @@ def seal_members(predicted: list[dict]) -> list[dict]:
     """
     out = []
     for item in predicted:
-        path, pred = predictions.sealed_or_seal(item["prediction"], item["fitted_on"])
+        path, pred = sealing.sealed_or_seal(item["prediction"], item["fitted_on"])
         out.append({"L": item["L"], "prediction": pred, "sealed": path})
     return out
 
 
 def score_members(sealed: list[dict], eps: float, profile: str) -> list[dict]:
     """Each sealed prediction scored against the searches run after it
-    (``predictions.score_against``; None where its net search is not stored).
+    (``sealing.score_against``; None where its net search is not stored).
 
     Args:
         sealed: :func:`seal_members`'s list.
@@ -541,7 +548,7 @@ def score_members(sealed: list[dict], eps: float, profile: str) -> list[dict]:
         except UsageError as exc:
             out.append(dict(item, score=None, refused=str(exc)))
             continue
-        scored = None if net is None else predictions.score_against(item["prediction"], net, kern)
+        scored = None if net is None else sealing.score_against(item["prediction"], net, kern)
         out.append(dict(item, score=scored))
     return out
 

@@ -2,7 +2,7 @@
 sealed before the cells it predicts.
 
 A prediction counts only if it was fixed before its measurement. Sealing
-(``predictions.seal_prediction``) writes, beside the prediction and the
+(``sealing.seal_prediction``) writes, beside the prediction and the
 keys of the results its law was fitted on, ``sealed_at`` (UTC, ISO 8601 to
 the microsecond) and ``sha256``, the hash of the canonical JSON of the
 other three fields. Scoring then refuses, in one line:
