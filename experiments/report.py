@@ -17,7 +17,7 @@ from ntkgap._infra.files import atomic_write, dumps
 from ntkgap.runs import config as runs_config
 from ntkgap.runs import store
 from ntkgap.runs.scaling import MIN_SEEDS_FOR_CI
-from ntkgap.targets.rhm import PSTAR_REGIME_FRACTION
+from ntkgap.targets.rhm_pstar import PSTAR_REGIME_FRACTION
 from ntkgap.verdicts import claims as claims_mod
 from ntkgap.verdicts import rules, selection, tables
 

@@ -504,7 +504,7 @@ def _class_error(r, target):
     """Adds ``test_class_error`` (mean and per seed: the argmax, or for a
     scalar label the sign, misread as a class) to an RHM's training result
     and drops the test predictions it was computed from."""
-    from ntkgap.targets import rhm
+    from ntkgap.targets import rhm, rhm_pstar
 
     preds, xs = r.pop("test_predictions", None), r.pop("x_test", None)
     if not _is_rhm(target) or preds is None:
@@ -513,7 +513,7 @@ def _class_error(r, target):
     per_seed = [rhm.classification_error(p, base.classes(x)) for p, x in zip(preds, xs)]
     r["test_class_error"] = float(sum(per_seed) / len(per_seed))
     r["test_class_error_per_seed"] = per_seed
-    r["random_guess_class_error"] = rhm.random_guess_error(base.n_c)
+    r["random_guess_class_error"] = rhm_pstar.random_guess_error(base.n_c)
 
 
 def _arch_target(args):

@@ -97,14 +97,14 @@ def _stale_text(r):
 def _run_dry(args):
     """``run --dry-run``: the cells a run would compute and their estimated cost."""
     from ntkgap.runs import config as runs_config
-    from ntkgap.runs import cost
+    from ntkgap.runs import cost, cost_plan
 
     cfg = runs_config.load_config(args.config, args.profile)
     cells = runs_config.expand(cfg, args.profile, where=args.config)
     est = cost.estimate({cfg["name"]: cells}, reuse_stale=getattr(args, "reuse_stale", False))
     e = est["experiments"][cfg["name"]]
     stored = sum(c["how"] == "stored" for c in e["cells"])
-    pl = cost.plan(cfg["name"], cells, est, args.jobs)
+    pl = cost_plan.plan(cfg["name"], cells, est, args.jobs)
     r = {
         "experiment": cfg["name"], "profile": args.profile, "cells": len(cells),
         "stored": stored, "searches": e["searches"], "core_seconds": e["seconds"],
@@ -113,7 +113,7 @@ def _run_dry(args):
         "per_cell": pl["per_cell"], "makespan_s": pl["makespan_s"],
         "longest_task_s": pl["longest_task_s"],
     }  # fmt: skip
-    how = cost.basis(est)
+    how = cost_plan.basis(est)
     lines = [
         f"dry run, {r['experiment']} [{r['profile']}]: {r['cells']} cells ({stored} stored, "
         f"{r['cells'] - stored} to compute, {r['searches']} searches); estimated "
@@ -264,7 +264,7 @@ def _n_max_option(text):
     _compare_args,
 )
 def _compare(args):
-    from ntkgap.verdicts import comparison  # loads with ntkgap.compare; the CLI starts light
+    from ntkgap.verdicts import comparison, comparison_predictions  # loaded with compare only
 
     if args.out is None and not args.dry_run:
         raise UsageError("--out is required (except with --dry-run)")
@@ -282,12 +282,15 @@ def _compare(args):
     text = [f"wrote {', '.join(r['files'])}"] + [
         f"  {c['id']}: {c['verdict']}" for c in r["claims"]
     ]
-    text += [f"  predicted: {comparison.prediction_text(i)}" for i in r.get("predictions", [])]
+    text += [
+        f"  predicted: {comparison_predictions.prediction_text(i)}"
+        for i in r.get("predictions", [])
+    ]
     emit(args, r, "\n".join(text))
 
 
 def _dry_run_text(r):
-    from ntkgap.verdicts import comparison  # loads with ntkgap.compare; the CLI starts light
+    from ntkgap.verdicts import comparison_predictions  # loaded with compare only
 
     b = r["budget"]
     lines = [f"dry run, profile {r['profile']}, eps {b['eps']:g}: {len(r['cells'])} cells"]
@@ -307,5 +310,7 @@ def _dry_run_text(r):
         lines += [_cell_line(c) for c in r["per_cell"]]
     lines += [f"warning: {x}" for x in r.get("warnings", [])]
     lines += [f"would refuse: {x}" for x in r["refusals"]]
-    lines += [f"predicted: {comparison.prediction_text(i)}" for i in r.get("predictions", [])]
+    lines += [
+        f"predicted: {comparison_predictions.prediction_text(i)}" for i in r.get("predictions", [])
+    ]
     return lines

@@ -11,7 +11,8 @@ import textwrap
 
 from ntkgap._infra.files import atomic_write, dumps, save_figure
 from ntkgap.verdicts import comparison
-from ntkgap.verdicts.comparison import EPS, SERIES, prediction_text
+from ntkgap.verdicts.comparison import EPS, SERIES
+from ntkgap.verdicts.comparison_predictions import prediction_text
 
 
 def plot(series: dict, path_stem: str, title: str = "", eps: float = EPS, predicted=None) -> None:
@@ -26,7 +27,7 @@ def plot(series: dict, path_stem: str, title: str = "", eps: float = EPS, predic
         path_stem: the output path without suffix.
         title: the axes' title (the verdicts are appended by the caller).
         eps: the relative test MSE n* is read at.
-        predicted: ``comparison.seal_members``'s (or ``score_members``'s) list.
+        predicted: ``comparison_predictions.seal_members``'s (or ``score_members``'s) list.
 
     Returns:
         None.
@@ -100,7 +101,7 @@ def report(cfg, claims_out, run, series, scored=None, warnings=()) -> str:
         claims_out: the claims in the summary.json claim format.
         run: the runner's summary.
         series: ``{label: {L: record}}`` (``comparison.series``).
-        scored: ``comparison.score_members``'s list, or None.
+        scored: ``comparison_predictions.score_members``'s list, or None.
         warnings: the design's warnings (``comparison_checks.design_warnings``).
 
     Returns:

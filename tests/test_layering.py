@@ -137,3 +137,16 @@ def test_subpackages_of_one_level_form_no_cycle():
 def test_the_checks_catch_planted_faults(graph, upward, cycles):
     assert _upward(graph) == upward
     assert _cycles(graph) == cycles
+
+
+def test_no_module_over_700_lines():
+    """One kind of thing per module: none of the package's, the experiments'
+    or the benchmarks' modules runs past 700 lines."""
+    root = pathlib.Path(__file__).resolve().parent.parent
+    long = {}
+    for folder in ("ntkgap", "experiments", "benchmarks"):
+        for path in (root / folder).rglob("*.py"):
+            n = len(path.read_text().splitlines())
+            if n > 700:
+                long[str(path.relative_to(root))] = n
+    assert not long, long

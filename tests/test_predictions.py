@@ -17,7 +17,7 @@ from scipy import stats
 from ntkgap.errors import UsageError
 from ntkgap.runs import config as runs_config
 from ntkgap.runs import store
-from ntkgap.verdicts import claims, comparison, rules, selection
+from ntkgap.verdicts import claims, comparison_predictions, rules, selection
 from ntkgap.verdicts import e10_statistics as E10
 from ntkgap.verdicts import predictions as P
 from ntkgap.verdicts import sealing as S
@@ -210,7 +210,7 @@ def test_score_censored_as_interval(root, status, value, near, consistent, cover
     assert s["covered"] is (coverage != "missed")  # the interval meets the measurement
     item = {"L": 3, "prediction": {**pred, "kernel_n_star": None, "winner": None}, "score": s}
     words = {"covered": "(covered by", "missed": "(outside", "undetermined": "(undetermined"}
-    assert words[coverage] in comparison.prediction_text(item)
+    assert words[coverage] in comparison_predictions.prediction_text(item)
 
 
 def test_fit_reads_search_brackets_at_their_midpoint(root):

@@ -9,8 +9,8 @@ import pytest
 
 from ntkgap.errors import SpecError, UsageError
 from ntkgap.spectral import walsh
-from ntkgap.targets import parse_target, rhm
-from ntkgap.targets.rhm import n_valid_formula
+from ntkgap.targets import parse_target, rhm, rhm_pstar
+from ntkgap.targets.rhm_pstar import n_valid_formula
 
 TINY = [
     "rhm:v=3,n_c=2,m=2,s=2,L=2,seed=0",
@@ -257,9 +257,9 @@ def test_regression_error_is_summed_mse_over_variance():
     [(2, 3, 3, 0.5, 0.05, 54), (4, 2, 4, 0.75, 0.075, 64), (10, 4, 2, 0.9, 0.09, 160)],
 )
 def test_published_threshold_and_scaling(n_c, m, L, guess, threshold, pstar):
-    assert rhm.random_guess_error(n_c) == pytest.approx(guess)
-    assert rhm.pstar_threshold(n_c) == pytest.approx(threshold)
-    assert rhm.paper_pstar(n_c, m, L) == pstar
+    assert rhm_pstar.random_guess_error(n_c) == pytest.approx(guess)
+    assert rhm_pstar.pstar_threshold(n_c) == pytest.approx(threshold)
+    assert rhm_pstar.paper_pstar(n_c, m, L) == pstar
 
 
 @pytest.mark.parametrize("spec", MULTI[:2])

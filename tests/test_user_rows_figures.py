@@ -317,14 +317,15 @@ def _e9_plant():
     P* = 3 n_c m^L + L (no two alike); its NTK at two cells, censored above n_max at (3, 3);
     a regression decoy at P* = 7777 the panel must not read. Returns the
     CNN's {(n_c, m, L): P*}."""
-    from ntkgap.targets import rhm
+    from ntkgap.targets import rhm_pstar
 
     cells, net = [], {}
     for n_c, (m, L) in itertools.product((2, 4), ((2, 3), (2, 4), (3, 3))):
         t, a = f"rhm:v=8,n_c={n_c},m={m},s=2,L={L},seed=0", f"tree:share=1,arity=2,L={L}"
-        base = {"arch": a, "target": t, "eps": rhm.pstar_threshold(n_c), "seeds": list(range(8)),
-                "n_min": 8, "n_max": 512, "target_error": "classification"}  # fmt: skip
-        net[n_c, m, L] = v = 3.0 * rhm.paper_pstar(n_c, m, L) + L
+        base = {"arch": a, "target": t, "eps": rhm_pstar.pstar_threshold(n_c),
+                "seeds": list(range(8)), "n_min": 8, "n_max": 512,
+                "target_error": "classification"}  # fmt: skip
+        net[n_c, m, L] = v = 3.0 * rhm_pstar.paper_pstar(n_c, m, L) + L
         med = {"n_star": v, "censored": None, "lo": v / 2, "hi": 2 * v}
         cells.append((dict(base, method="net_search"), {"median": med, "per_seed": []}))
         if L == 3:

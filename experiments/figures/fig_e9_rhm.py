@@ -15,7 +15,7 @@ from matplotlib.ticker import LogLocator, ScalarFormatter
 from style import plt
 
 from ntkgap.runs import config as runs_config
-from ntkgap.targets.rhm import n_valid_formula, paper_pstar, threshold_of
+from ntkgap.targets.rhm_pstar import n_valid_formula, paper_pstar, threshold_of
 from ntkgap.verdicts import selection
 from ntkgap.verdicts.nstar_statistics import nstar_by_key
 from ntkgap.verdicts.selection import Side

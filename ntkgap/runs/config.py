@@ -8,7 +8,7 @@ expanded as a cartesian product into cells, and each cell is filled with its
 method's declared defaults (:func:`ntkgap.runs.registry.fill`). A search
 with ``target_error = "classification"`` may give ``eps = "pstar"``: each
 cell's eps is then the published P* threshold of its target's n_c
-(:func:`ntkgap.targets.rhm.threshold_of`), written into the cell.
+(:func:`ntkgap.targets.rhm_pstar.threshold_of`), written into the cell.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from ntkgap.nets import train_config
 from ntkgap.nets.arch import parse_arch
 from ntkgap.runs import claim_family, target_files
 from ntkgap.runs.registry import CLASSIFICATION, METHODS, REQUIRED, Param, fill
-from ntkgap.targets import parse_target, rhm
+from ntkgap.targets import parse_target, rhm, rhm_pstar
 from ntkgap.targets.domains import parse_domain
 from ntkgap.targets.spectra import default_kmax
 
@@ -225,17 +225,17 @@ def _validate_cell(cell, where):
 def _resolve_eps(cell: dict, where: str) -> dict:
     """The cell with ``eps = "pstar"`` replaced by its target's P* threshold
     (only a classification search may give it)."""
-    if cell.get("eps") != rhm.PSTAR_EPS:
+    if cell.get("eps") != rhm_pstar.PSTAR_EPS:
         return cell
     if cell.get("target_error") != CLASSIFICATION or "target" not in cell:
         raise UsageError(
-            f"config {where}: eps = {rhm.PSTAR_EPS!r} needs target_error = {CLASSIFICATION!r}"
+            f"config {where}: eps = {rhm_pstar.PSTAR_EPS!r} needs target_error = {CLASSIFICATION!r}"
         )
     try:
         n_c = rhm.OneHotLabels(parse_target(cell["target"])).n_c
     except UsageError as exc:
         raise UsageError(f"config {where}: {exc}") from None
-    return dict(cell, eps=rhm.threshold_of(cell["eps"], n_c))
+    return dict(cell, eps=rhm_pstar.threshold_of(cell["eps"], n_c))
 
 
 def has_profile(cfg: dict, profile: str) -> bool:

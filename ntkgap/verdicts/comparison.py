@@ -43,18 +43,20 @@ from ntkgap._infra.files import atomic_write, check_writable, ensure_folder
 from ntkgap.errors import UsageError
 from ntkgap.nets.arch import parse_arch
 from ntkgap.runs import config as runs_config
-from ntkgap.runs import executors, store
+from ntkgap.runs import executors
 from ntkgap.specs import comma_items, parse_int_list
 from ntkgap.targets import parse_spec, parse_target, with_depth
 from ntkgap.verdicts import (
     claims,
     comparison_checks,
-    predictions,
-    seal_order,
-    sealing,
     selection,
 )
 from ntkgap.verdicts.comparison_checks import FC, NAME, has_theory, theory_label, theory_point
+from ntkgap.verdicts.comparison_predictions import (
+    predict_members,
+    score_members,
+    seal_members,
+)
 
 EPS = 0.1
 #: E4's net design (experiments/e4_trees.toml, quick): steps, learning rates, evaluation
@@ -419,137 +421,6 @@ def series(eps: float = EPS) -> dict:
         out[label] = {L: r["median"] for L, r in recs.items()}
     for arch, label in (("fc", "fc NTK theory"), ("tree", "depth-aware NTK theory")):
         out[label] = selection.theory_nstar_by_depth(NAME, {"name": NAME}, arch, eps)
-    return out
-
-
-def _n_text(lo: float, hi: float) -> str:
-    """A measured n* interval in words: a value, a bracket or a bound."""
-    if hi == math.inf:
-        return f"> {lo:.3g}"
-    if lo == 0.0:
-        return f"<= {hi:.3g}"
-    return f"{lo:.3g}" if lo == hi else f"[{lo:.3g}, {hi:.3g}]"
-
-
-#: the sealed score's ``coverage`` in ``compare --predict``'s words
-_COVERAGE_TEXT = {
-    "covered": "covered by the interval",
-    "missed": "outside the interval",
-    "undetermined": "undetermined: a bound across the interval's end",
-}
-
-
-def _coverage_text(sc: dict) -> str:
-    """A score's coverage in words (a score stored before ``coverage`` existed
-    says only whether the interval meets the measurement)."""
-    if "coverage" in sc:
-        return _COVERAGE_TEXT[sc["coverage"]]
-    return "consistent with the interval" if sc["covered"] else "outside the interval"
-
-
-def prediction_text(item: dict) -> str:
-    """One prediction in one line, with its score where it has one (the
-    verb and the report print it).
-
-    Args:
-        item: an item of :func:`score_members`'s (or, dry run,
-            :func:`predict_members`'s) list.
-
-    Returns:
-        str.
-    """
-    p, sc = item["prediction"], item.get("score")
-    lo, hi = p["net_interval"]
-    k = "absent (no exact spectrum)" if p["kernel_n_star"] is None else f"{p['kernel_n_star']:.3g}"
-    text = (f"L={item['L']} {p['arch']}: net predicted {p['net_n_star']:.3g} [{lo:.3g}, {hi:.3g}]"
-            f", kernel predicted {k}, winner predicted {p['winner'] or '-'}")  # fmt: skip
-    if "score" not in item:  # a dry run: nothing measured yet
-        return text
-    if item.get("refused"):
-        return text + "; not scored: " + item["refused"]
-    if sc is None:
-        return text + "; not measured"
-    text += (f"; net measured {_n_text(*sc['measured'])} "
-             f"({_coverage_text(sc)})")  # fmt: skip
-    if "kernel_measured" in sc:
-        text += f", kernel measured {_n_text(*sc['kernel_measured'])}"
-        text += f", winner measured {sc['winner_measured'] or 'undecided'}"
-    return text
-
-
-def predict_members(cfg: dict) -> list[dict]:
-    """Every (member, architecture) pair's prediction, before any search:
-    the own NTK's n* from eigenlearning theory and the trained net's from
-    the law fitted on the stored searches of other families
-    (``predictions.prediction``); refused in one line where nothing is
-    stored to fit on.
-
-    Args:
-        cfg: a config from :func:`plan`.
-
-    Returns:
-        list of ``{"L", "prediction", "fitted_on"}`` (the prediction
-        unsealed; ``fitted_on`` the storage keys of the law's cells), in
-        depth order, the depth-aware architecture first.
-    """
-    eps = cfg["_budget"]["eps"]
-    points = predictions.collect(predictions.SOURCES, eps)  # read once for every pair
-    out = []
-    for spec, L in sorted(cfg["_depths"].items(), key=lambda kv: kv[1]):
-        tree = cfg["_tree"][spec]
-        for arch in [FC] if tree is None else [tree, FC]:
-            pred, law = predictions.prediction(spec, arch, eps, points=points)
-            out.append({"L": L, "prediction": pred, "fitted_on": law["keys"]})
-    return out
-
-
-def seal_members(predicted: list[dict]) -> list[dict]:
-    """Seals each prediction in the results folder in force, or reads the one
-    a previous run of the comparison sealed (``sealing.sealed_or_seal``).
-
-    Args:
-        predicted: :func:`predict_members`'s list.
-
-    Returns:
-        list of ``{"L", "prediction", "sealed"}`` (the prediction as sealed).
-    """
-    out = []
-    for item in predicted:
-        path, pred = sealing.sealed_or_seal(item["prediction"], item["fitted_on"])
-        out.append({"L": item["L"], "prediction": pred, "sealed": path})
-    return out
-
-
-def score_members(sealed: list[dict], eps: float, profile: str) -> list[dict]:
-    """Each sealed prediction scored against the searches run after it
-    (``sealing.score_against``; None where its net search is not stored).
-
-    Args:
-        sealed: :func:`seal_members`'s list.
-        eps: the error level of the searches.
-        profile: the profile the comparison ran under.
-
-    Returns:
-        the list with ``score`` added to each item.
-    """
-    recs = {}
-    for meth in ("net_search", "ntk_search"):
-        for cell, res in store.results(NAME, meth, profile=profile):
-            if selection.at(cell, eps):
-                recs[(meth, cell["target"], cell["arch"])] = res
-    folder = os.path.join(config.results_dir(), NAME)
-    out = []
-    for item in sealed:
-        key = (item["prediction"]["target"], item["prediction"]["arch"])
-        net, kern = recs.get(("net_search", *key)), recs.get(("ntk_search", *key))
-        try:  # sealed before the first measured cell of its pair, and unedited
-            seal_order.check_sealed_before(store.load_result(item["sealed"]), item["sealed"],
-                                           folder)  # fmt: skip
-        except UsageError as exc:
-            out.append(dict(item, score=None, refused=str(exc)))
-            continue
-        scored = None if net is None else sealing.score_against(item["prediction"], net, kern)
-        out.append(dict(item, score=scored))
     return out
 
 

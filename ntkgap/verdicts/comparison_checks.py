@@ -19,7 +19,7 @@ from ntkgap.errors import UsageError
 from ntkgap.nets.arch import parse_arch
 from ntkgap.runs import config as runs_config
 from ntkgap.runs import cost as cost_model
-from ntkgap.runs import scaling
+from ntkgap.runs import cost_plan, scaling
 from ntkgap.verdicts import claims
 
 NAME = "compare"
@@ -296,15 +296,15 @@ def dry_run_summary(cfg: dict, nstar: dict, jobs: int = 1) -> dict:
     Returns:
         ``{"cells", "n_star_theory", "theory_missing", "warnings", "cost",
         "cost_unit", "refusals", "per_cell", "makespan_s", "jobs"}``
-        (``cost_model.plan``'s per-cell estimates of the cells to compute and
+        (``cost_plan.plan``'s per-cell estimates of the cells to compute and
         makespan on ``jobs`` workers).
     """
     profile = next(p for p in config.PROFILES if p in cfg)
     listed = [dict(g, L=cfg["_depths"][g["target"]]) for g in cells(cfg)]
     expanded = runs_config.expand(cfg, profile, where="compare")
     est = cost_model.estimate({NAME: expanded}, config.results_dir())
-    how = cost_model.basis(est)
-    pl = cost_model.plan(NAME, expanded, est, jobs)
+    how = cost_plan.basis(est)
+    pl = cost_plan.plan(NAME, expanded, est, jobs)
     missing = theory_missing(cfg)
     return {
         "per_cell": pl["per_cell"],

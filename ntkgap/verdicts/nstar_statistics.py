@@ -29,7 +29,7 @@ import numpy as np
 from ntkgap.errors import UsageError
 from ntkgap.runs import store
 from ntkgap.runs.registry import CLASSIFICATION
-from ntkgap.targets import constituents, parse_target, rhm
+from ntkgap.targets import constituents, parse_target, rhm_pstar
 from ntkgap.verdicts import interval_statistics, intervals, selection
 from ntkgap.verdicts.rules import INCONCLUSIVE, NOT_SUPPORTED, SUPPORTED, TOO_FEW_DEPTHS, Measured
 from ntkgap.verdicts.selection import Side
@@ -472,15 +472,15 @@ def nstar_scaling(p: dict, exp: str) -> Measured:
 
 #: the abscissae a ``pstar_scaling`` claim may name (``x``): m^L of each cell,
 #: the published law's dependence on the depth L and the synonyms m
-PSTAR_X = {"m^L": lambda m, L: rhm.paper_pstar(1, m, L)}
+PSTAR_X = {"m^L": lambda m, L: rhm_pstar.paper_pstar(1, m, L)}
 
 
 def _pstar_cells(exp: str, p: dict, family: dict) -> dict:
     """{cell label "m=..,L=..": (target, per-seed P*)} of the claim's side
     ``a`` on ``family``: classification searches at eps = the claim's
-    (default each target's ``rhm.pstar_threshold``)."""
+    (default each target's ``rhm_pstar.pstar_threshold``)."""
     recs = selection.searches(
-        exp, Side.parse(p["a"]), p.get("eps", rhm.PSTAR_EPS),
+        exp, Side.parse(p["a"]), p.get("eps", rhm_pstar.PSTAR_EPS),
         lambda t: selection.matches(t, family), error=p.get("target_error", CLASSIFICATION),
     )  # fmt: skip
     out = {}
@@ -492,7 +492,7 @@ def _pstar_cells(exp: str, p: dict, family: dict) -> dict:
 
 def _regime_clip(cells: dict) -> tuple[dict, dict]:
     """The cells of ``_pstar_cells`` read inside the published law's regime
-    (``rhm.pstar_regime_edge``: P* at most 10% of the valid strings), and how
+    (``rhm_pstar.pstar_regime_edge``: P* at most 10% of the valid strings), and how
     many seeds per cell were read so.
 
     A seed whose P* may lie beyond its cell's edge (resolved beyond it, a
@@ -509,7 +509,7 @@ def _regime_clip(cells: dict) -> tuple[dict, dict]:
     out, clipped = {}, {}
     for k, (t, per_seed, (m, L)) in cells.items():
         n_c, s = selection.param_of(t, "n_c"), selection.param_of(t, "s")
-        edge = rhm.pstar_regime_edge(n_c, m, s, L)
+        edge = rhm_pstar.pstar_regime_edge(n_c, m, s, L)
         items, beyond = {}, 0
         for seed, item in intervals.by_seed(per_seed).items():
             lo, hi = intervals.log_interval(item)
@@ -528,7 +528,7 @@ def _regime_text(clipped: dict) -> str:
     ({label: (seeds, of, edge)}; labels may name their n_c)."""
     if not clipped:
         return ""
-    pct = f"{100 * rhm.PSTAR_REGIME_FRACTION:g}%"
+    pct = f"{100 * rhm_pstar.PSTAR_REGIME_FRACTION:g}%"
     return (
         f"; seeds whose P* may lie beyond the regime (P* <= {pct} of the valid strings), read "
         "as censored at its edge: "
@@ -558,7 +558,7 @@ def pstar_scaling(p: dict, exp: str) -> Measured:
     Args:
         p: the claim's params (``a = [method, arch prefix]``, ``family``,
             ``x`` (a key of ``PSTAR_X``), ``exponent``; ``eps`` default
-            ``rhm.PSTAR_EPS``) with its ``rule``.
+            ``rhm_pstar.PSTAR_EPS``) with its ``rule``.
         exp: the experiment's name.
 
     Returns:
@@ -590,7 +590,7 @@ def pstar_ratio(p: dict, exp: str) -> Measured:
     of a hierarchy model family, on the classification error: per seed the
     mean over cells of log2 of the ratio over the set its per-cell intervals
     allow (``interval_statistics.pstar_ratio``), minus the published law's
-    log2(n_c ratio) (``rhm.paper_pstar``). Each n_c's cells are read inside
+    log2(n_c ratio) (``rhm_pstar.paper_pstar``). Each n_c's cells are read inside
     its own regime (``_regime_clip``, ``data["beyond_regime"]``); a cell
     where both are bounds above gives an unbounded ratio for that seed and
     drops from its mean (no information either way).
@@ -612,7 +612,7 @@ def pstar_ratio(p: dict, exp: str) -> Measured:
     )
     clipped = {f"n_c={n} {k}": v for n, c in ((na, clip_a), (nb, clip_b)) for k, v in c.items()}
     # the law's ratio does not depend on (m, L): read it at m = L = 1
-    expected = math.log2(rhm.paper_pstar(na, 1, 1) / rhm.paper_pstar(nb, 1, 1))
+    expected = math.log2(rhm_pstar.paper_pstar(na, 1, 1) / rhm_pstar.paper_pstar(nb, 1, 1))
     out = interval_statistics.pstar_ratio(
         {k: v[1] for k, v in a.items()}, {k: v[1] for k, v in b.items()}, expected, p["rule"]
     )

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from ntkgap.errors import UsageError
 from ntkgap.runs import registry, store
-from ntkgap.targets import parse_spec, rhm
+from ntkgap.targets import parse_spec, rhm_pstar
 
 #: a search cell without a ``ridge`` is ridgeless: the kernel search's declared default
 RIDGELESS = registry.METHODS["ntk_search"].params["ridge"].default
@@ -66,7 +66,7 @@ def at(cell: dict, eps, ridge=RIDGELESS, error: str | None = None) -> bool:
 
     Args:
         cell: a stored search cell.
-        eps: the error level (equal to ``EPS_TOL``), or ``rhm.PSTAR_EPS``
+        eps: the error level (equal to ``EPS_TOL``), or ``rhm_pstar.PSTAR_EPS``
             (each cell's own P* threshold, from its target's n_c).
         ridge: the ridge (a number, or ``"tuned"``: the validation-tuned
             kernel); a cell without one is ``RIDGELESS``.
@@ -78,8 +78,8 @@ def at(cell: dict, eps, ridge=RIDGELESS, error: str | None = None) -> bool:
     """
     if cell.get("target_error") != error:
         return False
-    if eps == rhm.PSTAR_EPS:
-        eps = rhm.threshold_of(eps, param_of(cell["target"], "n_c"))
+    if eps == rhm_pstar.PSTAR_EPS:
+        eps = rhm_pstar.threshold_of(eps, param_of(cell["target"], "n_c"))
     return abs(cell["eps"] - eps) <= EPS_TOL and cell.get("ridge", RIDGELESS) == ridge
 
 
