@@ -376,6 +376,7 @@ def detail_lines(claims):
             f"### {c['id']}",
             "",
             f"- claim: {c['claim']} (paper: {c['paper']})",
+            *([f"- note: {c['note']}"] if c.get("note") else []),
             f"- predictors: {', '.join(c['predictors']) or '-'}; statistic: `{c['statistic']}`",
             f"- rule: {c['rule']['text']}",
             f"- why this threshold: {c['rule'].get('reason', '-')}",

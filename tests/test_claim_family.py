@@ -2,6 +2,7 @@
 (``ntkgap.runs.claim_family``), through ``runs.config.load_config`` and the
 config check every verb runs (``ntkgap run CONFIG --dry-run``)."""
 
+import dataclasses
 import os
 
 import pytest
@@ -16,6 +17,8 @@ from ntkgap.verdicts import claims
 E4 = os.path.join(ROOT, "experiments", "e4_trees.toml")
 # the config as it was before its repeated claims became one family
 E4_BEFORE = os.path.join(ROOT, "tests", "data", "e4_trees_before_families.toml")
+E3B = os.path.join(ROOT, "experiments", "e3b_parity.toml")
+E3B_BEFORE = os.path.join(ROOT, "tests", "data", "e3b_parity_before_families.toml")
 
 FAMILY = """
 name = "fam"
@@ -83,19 +86,30 @@ def test_over_must_be_lists():
         expand_families({"claim_family": [{"id": "a-{x}", "over": {"x": "tanh"}}]}, "c")
 
 
-def test_e4_claims_are_the_same_before_and_after_the_family():
-    """The parsed claims of e4_trees.toml equal those of the config before its
-    twelve ratio claims became one ``[[claim_family]]`` (order included)."""
-    before = claims.parse_claims(runs_config.load_config(E4_BEFORE), "e4")
-    after = claims.parse_claims(runs_config.load_config(E4), "e4")
-    assert after == before
+def _but_words(parsed: list) -> list:
+    """The claims with their statement and note blanked: what a verdict reads."""
+    return [dataclasses.replace(c, claim="", note="") for c in parsed]
 
 
-def test_e4_cells_hash_to_the_same_keys():
-    """Expanded cells of every profile of e4_trees.toml keep their keys."""
+@pytest.mark.parametrize("now, before", [(E4, E4_BEFORE), (E3B, E3B_BEFORE)])
+def test_claims_are_the_same_before_and_after_the_family(now, before):
+    """The parsed claims of e4_trees.toml (twelve ratio claims) and of
+    e3b_parity.toml (sixteen rows) equal those of the config before they
+    became ``[[claim_family]]`` tables, order included, but for their words:
+    each statement now at most 160 characters, the rest of it in ``note``."""
+    old = claims.parse_claims(runs_config.load_config(before), "x")
+    new = claims.parse_claims(runs_config.load_config(now), "x")
+    assert _but_words(new) == _but_words(old) and len(new) == len(old)
+    for a, b in zip(old, new):
+        assert len(b.claim) <= 160 and (b.claim == a.claim or b.note), b.id
+
+
+@pytest.mark.parametrize("now, before", [(E4, E4_BEFORE), (E3B, E3B_BEFORE)])
+def test_cells_hash_to_the_same_keys(now, before):
+    """Expanded cells of every profile keep their keys after the families."""
     from ntkgap.runs import store
 
-    old, new = runs_config.load_config(E4_BEFORE), runs_config.load_config(E4)
+    old, new = runs_config.load_config(before), runs_config.load_config(now)
     for prof in ("quick", "full", "paper"):
         a = [store.cell_key(c) for c in runs_config.expand(old, prof, where="e4")]
         b = [store.cell_key(c) for c in runs_config.expand(new, prof, where="e4")]

@@ -46,6 +46,7 @@ BAD = [
     (dict(extra='colour = "red"'), "unknown key 'colour' (allowed: "),
     (dict(side='["ntk_serch", "fc"]'), "params.a: method 'ntk_serch' is not allowed (allowed: "),
     (dict(rule='{ kind = "above", threshold = 1.0 }'), "claim 'C1': rule.reason must be"),
+    (dict(extra="note = 3"), "claim 'C1': 'note' must be a string"),
 ]  # fmt: skip
 
 
@@ -84,6 +85,20 @@ def test_every_shipped_config_passes_the_whole_check():
         if name.endswith(".toml"):
             cfg, parsed = claims.validate_config(os.path.join(root, name))
             assert all(c.rule["reason"].strip() for c in parsed), name
+
+
+def test_every_shipped_claim_states_itself_in_at_most_160_characters():
+    """Each shipped claim's statement (after its family's expansion) is short
+    enough for a table row; the longer explanation is its ``note``, shown in
+    REPORT.md's detail."""
+    root = os.path.join(os.path.dirname(__file__), "..", "experiments")
+    long = [
+        (c.id, len(c.claim))
+        for name in sorted(os.listdir(root)) if name.endswith(".toml")
+        for c in claims.validate_config(os.path.join(root, name))[1]
+        if len(c.claim) > 160
+    ]  # fmt: skip
+    assert not long, long
 
 
 def _compare_folder(tmp_path):

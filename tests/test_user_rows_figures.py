@@ -450,3 +450,14 @@ def test_row17_scaling_prefactor_ci_prints_no_none(monkeypatch, seeds, censored,
     assert says in m.detail and "None" not in m.detail
     if m.value is not None:  # slope 2 exactly: the law, value k - 2 = 0
         assert math.isclose(m.value, 0.0, abs_tol=1e-9)
+
+
+def test_report_detail_shows_a_claims_note_beside_its_short_statement():
+    """REPORT.md's detail of a shipped claim gives its statement and, on the
+    next line, its note (the explanation kept out of the summary table)."""
+    path = os.path.join(EXPERIMENTS_DIR, "e3b_parity.toml")
+    (c,) = [c for c in claims.validate_config(path)[1] if c.id == "E3b-k3-relu-b0.1"]
+    row = dict(claims._not_run(c), verdict=rules.INCONCLUSIVE, detail="d")
+    lines = _report().detail_lines([row])
+    at = lines.index(f"- claim: {c.claim} (paper: {c.paper})")
+    assert lines[at + 1] == f"- note: {c.note}" and "ridge" in c.note

@@ -46,7 +46,7 @@ def expand_families(cfg: dict, where: str, claim_keys: set[str] | None = None) -
         claim_keys: the claim fields an item may set directly (None: the
             keys of the family's shared fields and ``id``, ``claim``,
             ``paper``, ``profile``, ``statistic``, ``predictors``, ``params``,
-            ``rule``, ``expect``).
+            ``rule``, ``expect``, ``note``).
 
     Returns:
         a new dict: ``claim`` holds the families' claims, then the config's
@@ -57,6 +57,7 @@ def expand_families(cfg: dict, where: str, claim_keys: set[str] | None = None) -
         raise UsageError(f"config {where}: 'claim_family' must be a list of tables")
     keys = claim_keys or {
         "id", "claim", "paper", "profile", "statistic", "predictors", "params", "rule", "expect",
+        "note",
     }  # fmt: skip
     claims = [
         c for i, f in enumerate(fams) for c in _expand_one(f, f"{where}: claim_family {i}", keys)

@@ -72,6 +72,7 @@ __all__ = [
 
 CLAIM_KEYS = {
     "id", "claim", "paper", "profile", "statistic", "predictors", "params", "rule", "expect",
+    "note",
 }  # fmt: skip
 #: every statistic a claim may name: ``fn(params, experiment) -> Measured``
 STATISTICS: dict[str, Callable[[dict, str], rules.Measured]] = {
@@ -214,6 +215,7 @@ def parse_claims(cfg: dict, where: str) -> list[rules.Claim]:
                 _depth_rule(c, tag),
                 c["profile"],
                 c.get("expect"),
+                str(c.get("note", "")),
             )
         )
     ids = {c.id for c in out}
@@ -234,6 +236,9 @@ def _check_fields(c: dict, tag: str) -> None:
     for key in ("id", "claim", "statistic", "profile"):
         if not isinstance(c.get(key), str) or not c[key]:
             raise UsageError(f"{tag}: '{key}' must be a non-empty string")
+    for key in ("paper", "note"):
+        if not isinstance(c.get(key, ""), str):
+            raise UsageError(f"{tag}: '{key}' must be a string")
     if c["statistic"] not in STATISTICS:
         raise UsageError(
             f"{tag}: statistic '{c['statistic']}' is unknown "
@@ -304,6 +309,7 @@ def _evaluated(claim: rules.Claim, experiment: str) -> dict:
     out = {
         "id": claim.id,
         "claim": claim.claim,
+        "note": claim.note,
         "paper": claim.paper,
         "profile": claim.profile,
         "predictors": list(claim.predictors),
@@ -426,7 +432,7 @@ def decided_here(claim: rules.Claim, profile: str | None = None) -> bool:
 def _not_run(claim: rules.Claim) -> dict:
     """A claim whose deciding profile was not run: no number, no verdict."""
     return {
-        "id": claim.id, "claim": claim.claim, "paper": claim.paper,
+        "id": claim.id, "claim": claim.claim, "note": claim.note, "paper": claim.paper,
         "profile": claim.profile, "predictors": list(claim.predictors),
         "statistic": claim.statistic, "value": None, "lo": None, "hi": None,
         "seeds": None, "rule": dict(claim.rule, text=rules.rule_text(claim.rule)),

@@ -58,6 +58,8 @@ class Claim:
     profile: str = "quick"
     #: a negative control's expected verdict (None: not a control)
     expect: str | None = None
+    #: the longer explanation beside the claim's short statement ("": none)
+    note: str = ""
 
 
 @dataclass
