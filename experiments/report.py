@@ -112,6 +112,11 @@ STATISTIC_MEANING = {
     "e10_kernel": ("median |log10(theory n* / measured kernel n*)|", "decades (log10)"),
     "e10_net": ("median |log10(held-out law n* / measured net n*)|", "decades (log10)"),
     "e10_winner": ("share of (family, depth) winners predicted right", "fraction"),
+    "sealed_winner": ("share of units whose sealed predicted winner was right", "fraction"),
+    "sealed_nstar": (
+        "median |log10(sealed predicted n* / measured n*)|, the worse side",
+        "decades (log10)",
+    ),
     "universality": (
         "share of the per-activation ratio claims that read supported",
         "fraction (1 = every activation)",

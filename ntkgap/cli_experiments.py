@@ -59,17 +59,22 @@ def _run(args):
     from ntkgap._infra import config
     from ntkgap.runs import executors
     from ntkgap.verdicts.claims import validate_config  # scipy: loaded by the verbs that need it
+    from ntkgap.verdicts.sealed_statistics import seal_config
 
     if args.results is not None:
         config.set_results_dir(args.results)
-    validate_config(args.config, args.profile)  # cells and claims, before any cell runs
+    cfg, _ = validate_config(args.config, args.profile)  # cells and claims, before any cell runs
     if args.dry_run:
         return _run_dry(args)
+    seals = seal_config(cfg, args.profile)  # the predictions first, then their cells
+    for line in seals:
+        sys.stderr.write(f"ntkgap: {line}\n")
     r = executors.run(
         args.config, args.profile, jobs=args.jobs, executor=args.executor,
         scheduler=args.scheduler, reuse_stale=args.reuse_stale,
         scheduler_file=args.scheduler_file,
     )  # fmt: skip
+    r["seals"] = seals
     emit(
         args,
         r,

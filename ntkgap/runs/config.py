@@ -100,14 +100,16 @@ def load_config(path: str, profile: str | None = None) -> dict:
     Returns:
         the parsed config dict (``name``, ``title``, ``claim`` with the
         ``[[claim_family]]`` tables expanded: :mod:`ntkgap.runs.claim_family`,
-        and the profile tables).
+        ``seal``: the predictions sealed before the cells run, checked with
+        the claims, :mod:`ntkgap.verdicts.sealed_statistics`, and the
+        profile tables).
     """
     cfg = claim_family.expand_families(_read_toml(path), path)  # [[claim_family]] tables
-    unknown = set(cfg) - {"name", "title", "claim", *PROFILES}
+    unknown = set(cfg) - {"name", "title", "claim", "seal", *PROFILES}
     if unknown:
         raise UsageError(
             f"config {path}: unknown key '{sorted(unknown)[0]}' "
-            f"(allowed: name, title, claim, claim_family, {', '.join(PROFILES)})"
+            f"(allowed: name, title, claim, claim_family, seal, {', '.join(PROFILES)})"
         )
     if not isinstance(cfg.get("name"), str) or not cfg["name"].replace("_", "").isalnum():
         raise UsageError(f"config {path}: 'name' must be a word of letters, digits and _")

@@ -54,6 +54,7 @@ from ntkgap.verdicts import (
     mechanism,
     nstar_statistics,
     rules,
+    sealed_statistics,
     selection,
     universality,
 )
@@ -90,6 +91,7 @@ STATISTICS: dict[str, Callable[[dict, str], rules.Measured]] = {
     "after_kernel_share": mechanism.after_kernel_claim,
     "lazy_control": mechanism.lazy_control_claim,
     **e10_statistics.CLAIM_STATISTICS,
+    **sealed_statistics.CLAIM_STATISTICS,
     "universality": lambda p, exp: _universality(p, exp),
 }
 #: each parsed config's claims by id (experiment name -> {id: Claim}): the
@@ -140,7 +142,8 @@ def validate_config(path: str, profile: str | None = None) -> tuple[dict, list[r
     """Reads and checks a whole experiment config: its cells (methods,
     parameters, specs, sizes: ``runs.config.load_config``) and its claims
     (every field, statistic, profile, rule kind and number, the rule's
-    ``reason``, each predictor side: :func:`parse_claims`). ``run``, ``run
+    ``reason``, each predictor side: :func:`parse_claims`) and its
+    ``[[seal]]`` tables. ``run``, ``run
     --dry-run``, ``show`` and ``compare`` call it before any cell runs.
 
     Args:
@@ -152,6 +155,11 @@ def validate_config(path: str, profile: str | None = None) -> tuple[dict, list[r
         field and the allowed values otherwise.
     """
     cfg = runs_config.load_config(path, profile)
+    seals = cfg.get("seal", [])
+    if not isinstance(seals, list) or not all(isinstance(t, dict) for t in seals):
+        raise UsageError(f"config {path}: 'seal' must be a list of [[seal]] tables")
+    for i, table in enumerate(seals):
+        sealed_statistics.check_seal(table, f"config {path}: seal {i}")
     return cfg, parse_claims(cfg, path)
 
 

@@ -1,0 +1,266 @@
+"""Claims scored on sealed predictions: predictions written before their
+cells run, then scored against them.
+
+A config's ``[[seal]]`` tables name the units (target, architecture) whose
+predictions ``ntkgap run`` seals before it runs any cell of the profile
+(:func:`seal_config`): the own NTK's n* from eigenlearning theory, the
+trained net's from the law fitted on the ``sources`` experiments' stored
+searches (:func:`ntkgap.verdicts.predictions.prediction`), the winner from
+the two. A prediction is sealed once (its hash and time,
+:mod:`ntkgap.verdicts.seal_order`) and never refitted; a unit already
+measured when the run starts is not sealed (its prediction could see it).
+
+Two claim statistics read them. ``sealed_winner``: the share of units,
+among those whose measured winner is decided (the medians' ratio interval
+excludes 1), whose winner was predicted right, with its Clopper-Pearson
+interval. ``sealed_nstar``: per side (net, kernel) the median over units
+of |log10(predicted / measured n*)| (a censored measurement an interval of
+distances), with the order-statistic CI; the claim reads the worse side. A
+unit whose prediction is missing, sealed after its first measured cell or
+edited since sealing is not scored; the detail counts each kind.
+
+References:
+    Dichotomy of kernels and networks on compositional targets (arXiv
+    2607.06382): the theory's predictive power, tested before measuring.
+"""
+
+from __future__ import annotations
+
+import itertools
+import os
+
+from ntkgap._infra import config
+from ntkgap.errors import UsageError
+from ntkgap.runs import store
+from ntkgap.verdicts import intervals, predictions, rules, seal_order, sealing, selection
+from ntkgap.verdicts.e10_statistics import _binomial
+
+__all__ = ["SEAL_KEYS", "seal_config", "sealed_nstar", "sealed_winner", "units"]
+
+#: the keys of a ``[[seal]]`` table
+SEAL_KEYS = ("profile", "target", "arch", "eps", "sources")
+#: the methods of a unit's two sides
+SIDES = {"net": "net_search", "kernel": "ntk_search"}
+
+
+def units(table: dict) -> list[tuple[str, str, str]]:
+    """The (target, arch, kernel arch) units of a ``[[seal]]`` table or a
+    claim's params; the kernel arch is the net's unless a unit names another
+    spelling of its NTK (a mean-field net's arch spelt apart for its own key).
+
+    Args:
+        table: with ``target`` and ``arch`` (a spec or a list of specs each;
+            their product, target outermost) or ``units`` (a list of
+            [target, arch] or [target, arch, kernel arch]).
+
+    Returns:
+        list of (target, arch, kernel arch).
+    """
+    if "units" in table:
+        return [(u[0], u[1], u[2] if len(u) > 2 else u[1]) for u in table["units"]]
+    as_list = lambda v: [v] if isinstance(v, str) else list(v)  # noqa: E731
+    pairs = itertools.product(as_list(table["target"]), as_list(table["arch"]))
+    return [(t, a, a) for t, a in pairs]
+
+
+def check_seal(table: dict, where: str) -> None:
+    """One-line UsageError unless a ``[[seal]]`` table is well formed.
+
+    Args:
+        table: the table as read from TOML.
+        where: the config and the table's index, for the message.
+
+    Returns:
+        None.
+    """
+    unknown = set(table) - set(SEAL_KEYS)
+    if unknown:
+        raise UsageError(
+            f"{where}: unknown key '{sorted(unknown)[0]}' (allowed: {', '.join(SEAL_KEYS)})"
+        )
+    for key in SEAL_KEYS:
+        if key not in table:
+            raise UsageError(f"{where}: '{key}' is missing (a seal needs {', '.join(SEAL_KEYS)})")
+    if table["profile"] not in rules.CLAIM_PROFILES:
+        raise UsageError(
+            f"{where}: profile '{table['profile']}' is unknown "
+            f"(allowed: {', '.join(rules.CLAIM_PROFILES)})"
+        )
+    if not isinstance(table["eps"], (int, float)) or not 0 < table["eps"] < 1:
+        raise UsageError(f"{where}: eps must be a number in (0, 1)")
+
+
+def seal_config(cfg: dict, profile: str) -> list[str]:
+    """Seals every unit of the config's ``[[seal]]`` tables of this profile
+    (or a smaller one) not sealed yet, before any of its cells runs.
+
+    Args:
+        cfg: the config (``runs.config.load_config``'s dict).
+        profile: the profile about to run.
+
+    Returns:
+        list of one-line messages: what was sealed, what was sealed before,
+        and each unit left unsealed with its reason.
+    """
+    here = rules.CLAIM_PROFILES.index(profile)
+    tables = [t for t in cfg.get("seal", []) if rules.CLAIM_PROFILES.index(t["profile"]) <= here]
+    folder = os.path.join(config.results_dir(), cfg["name"])
+    made, before, lines = 0, 0, []
+    for t in tables:
+        points = predictions.collect(tuple(t["sources"]), t["eps"])  # read once per table
+        for target, arch, _ in units(t):
+            path = sealing.prediction_path(target, arch, t["eps"])
+            if os.path.exists(path):
+                before += 1
+            elif seal_order.first_measured(folder, target, arch) is not None:
+                lines.append(f"not sealed: {target} on {arch}: measured before sealing")
+            else:
+                try:
+                    pred, law = predictions.prediction(target, arch, t["eps"], points=points)
+                except UsageError as exc:
+                    lines.append(f"not sealed: {target} on {arch}: {exc}")
+                    continue
+                sealing.seal_prediction(pred, law["keys"])
+                made += 1
+    if made or before:
+        lines.insert(0, f"{cfg['name']}: {made} predictions sealed, {before} sealed before")
+    return lines
+
+
+def scored(params: dict, experiment: str) -> tuple[list[dict], dict]:
+    """Each unit's sealed prediction scored against its stored searches.
+
+    Args:
+        params: the claim's params (``eps``, the units: :func:`units`).
+        experiment: the experiment whose cells the units' searches are.
+
+    Returns:
+        (rows, counts): one row per scored unit (``target``, ``arch``,
+        ``winner_pred`` and ``sealing.score_against``'s keys); counts of
+        units ``not sealed``, ``refused`` (late or edited: the reason of the
+        first in ``first_refusal``) and ``not measured``.
+    """
+    eps, root = params["eps"], config.results_dir()
+    recs = {
+        (meth, cell["target"], cell["arch"]): res
+        for meth in SIDES.values()
+        for cell, res in store.results(experiment, meth)
+        if selection.at(cell, eps)
+    }
+    folder = os.path.join(root, experiment)
+    rows, counts = [], {"not sealed": 0, "refused": 0, "not measured": 0}
+    for target, arch, kernel_arch in units(params):
+        path = sealing.prediction_path(target, arch, eps, root)
+        sealed = store.load_result(path) if os.path.exists(path) else None
+        if sealed is None:
+            counts["not sealed"] += 1
+            continue
+        try:
+            seal_order.check_sealed_before(sealed, path, folder)
+        except UsageError as exc:
+            counts["refused"] += 1
+            counts.setdefault("first_refusal", str(exc))
+            continue
+        net = recs.get((SIDES["net"], target, arch))
+        kern = recs.get((SIDES["kernel"], target, kernel_arch))
+        if net is None or kern is None:
+            counts["not measured"] += 1
+            continue
+        pred = sealed["prediction"]
+        row = sealing.score_against(pred, net, kern)
+        rows.append(dict(row, target=target, arch=arch, winner_pred=pred.get("winner")))
+    return rows, counts
+
+
+def _counts_text(counts: dict) -> str:
+    """The units left unscored, in words ("" when none)."""
+    parts = [f"{v} {k}" for k, v in counts.items() if k != "first_refusal" and v]
+    text = f"; units not scored: {', '.join(parts)}" if parts else ""
+    if "first_refusal" in counts:
+        text += f" (first refusal: {counts['first_refusal']})"
+    return text
+
+
+def sealed_winner(params: dict, experiment: str) -> rules.Measured:
+    """The share of scored units with a decided measured winner whose
+    winner was predicted right (Clopper-Pearson 0.95 on the unit count).
+
+    Args:
+        params: the claim's params (``eps``, the units, ``rule``).
+        experiment: the experiment holding the units' searches.
+
+    Returns:
+        Measured.
+    """
+    rows, counts = scored(params, experiment)
+    decided = [r for r in rows if r["winner_measured"] is not None and r["winner_pred"]]
+    k = sum(r["winner_pred"] == r["winner_measured"] for r in decided)
+    out = _binomial("units' winner predicted right", k, len(decided), params["rule"])
+    nets = sum(r["winner_measured"] == "net" for r in decided)
+    out.detail += (
+        f" ({len(rows) - len(decided)} scored units undecided; always calling the net would"
+        f" score {nets} of {len(decided)})" + _counts_text(counts)
+    )
+    out.data = {"rows": rows, "counts": counts}
+    return out
+
+
+def _side(name: str, dists: list, rule: dict) -> rules.Measured:
+    """Median over units of one side's distance intervals, with its CI."""
+    if not dists:
+        return rules.Measured(None, detail=f"{name}: no scored unit", verdict=rules.INCONCLUSIVE)
+    ci = intervals.median_ci(dists)
+    lo, hi = ci["median"]
+    open_lo, open_hi = ci["lo"] in (None, -intervals.INF), ci["hi"] in (None, intervals.INF)
+    return rules.Measured(
+        lo if lo == hi else None,
+        None if open_lo else ci["lo"],
+        None if open_hi else ci["hi"],
+        seeds=len(dists),
+        ci_method=ci["method"] and ci["method"].replace("seeds", "units"),
+        detail=f"{name}: median in [{lo:.3g}, {hi:.3g}] over {len(dists)} units"
+        + (f" ({ci['reason'].replace('seeds', 'units')})" if ci["reason"] else ""),
+        hi_censored=ci["hi"] == intervals.INF,
+        verdict=rules.rule_verdict(rule, ci["lo"], ci["hi"]),
+    )
+
+
+def _upper(m: rules.Measured) -> float:
+    """A side's CI upper end, inf where open or absent."""
+    return intervals.INF if m.hi is None else m.hi
+
+
+def sealed_nstar(params: dict, experiment: str) -> rules.Measured:
+    """Median over units of |log10(predicted / measured n*)|, per side: the
+    claim reads *supported* when both sides are, *not supported* when either
+    side is, else *inconclusive*; its value and CI are the worse side's.
+
+    Args:
+        params: the claim's params (``eps``, the units, ``rule``).
+        experiment: the experiment holding the units' searches.
+
+    Returns:
+        Measured.
+    """
+    rows, counts = scored(params, experiment)
+    net = _side("net |log10 pred/measured|", [r["error_log10"] for r in rows], params["rule"])
+    kern = _side(
+        "kernel |log10 pred/measured|",
+        [r["kernel_error_log10"] for r in rows if r["kernel_error_log10"] is not None],
+        params["rule"],
+    )
+    verdicts = {net.verdict, kern.verdict}
+    refuted = [m for m in (net, kern) if m.verdict == rules.NOT_SUPPORTED]
+    worse = refuted[0] if refuted else max((net, kern), key=_upper)
+    worse.verdict = (
+        rules.NOT_SUPPORTED if refuted
+        else rules.SUPPORTED if verdicts == {rules.SUPPORTED}
+        else rules.INCONCLUSIVE
+    )  # fmt: skip
+    worse.detail = f"{net.detail}; {kern.detail}{_counts_text(counts)}"
+    worse.data = {"rows": rows, "counts": counts}
+    return worse
+
+
+#: the statistics by name (``ntkgap.verdicts.claims.STATISTICS`` takes them from here)
+CLAIM_STATISTICS = {"sealed_winner": sealed_winner, "sealed_nstar": sealed_nstar}
