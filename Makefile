@@ -51,7 +51,7 @@ $(REF_STAMP): requirements-ref.lock setup.cfg pyproject.toml
 EXPS_quick := e1_spectra zoo e3b_parity e4_trees
 EXPS_paper := $(EXPS_quick) e6_lazy_rich e3a_sawtooth e2_control e9_rhm e8_universality \
   e11_after_kernel e10_predict
-EXPS_full := $(EXPS_paper) e8_modifications
+EXPS_full := $(EXPS_paper) e8_modifications e10_linear_plus
 FIGS_quick := e1_spectra e3b_parity e4_trees e7_dichotomy spectra
 FIGS_paper := $(FIGS_quick) e3a_sawtooth e5_theory e6_lazy_rich e2_control e9_rhm \
   e8_universality e11_after_kernel e10_predict
