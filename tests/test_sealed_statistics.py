@@ -275,3 +275,74 @@ def test_the_shipped_design_seals_every_unit_its_claims_score_and_runs_each():
     from ntkgap.verdicts.e10_statistics import _fewest_to_support
 
     assert _fewest_to_support(by["E8-predicted-winner"].rule, 0.0) <= 15
+
+
+def _plant_mixed(root, m, kernel_wins, says):
+    """m units, the kernel measured the winner in ``kernel_wins`` of them (by
+    two decades), the net in the rest; ``says(i, kernel_won)`` the sealed
+    winner of unit i."""
+    for i in range(m):
+        won = i in kernel_wins
+        pred_net, pred_kernel = (2000.0, 20.0) if says(i, won) == "kernel" else (20.0, 2000.0)
+        _seal(i, pred_net, pred_kernel)
+    for i in range(m):
+        _measure(root, i, *((2000.0, 20.0) if i in kernel_wins else (20.0, 2000.0)))
+
+
+BASE = dict(rule=WINNER_RULE, baseline="net")
+
+
+def test_always_calling_the_net_is_no_evidence_against_the_baseline(root):
+    """Predictions that always say net score 16 of 20 plainly (supported), but
+    never depart from the baseline: inconclusive against it."""
+    _plant_mixed(root, 20, kernel_wins={0, 5, 9, 13}, says=lambda i, won: "net")
+    plain = sealed_statistics.sealed_winner(dict(_params(20), rule=WINNER_RULE), EXP)
+    assert plain.verdict == rules.SUPPORTED and plain.value == 0.8
+    paired = sealed_statistics.sealed_winner(dict(_params(20), **BASE), EXP)
+    assert paired.verdict == rules.INCONCLUSIVE and "always 'net' 16 of 20" in paired.detail
+
+
+def test_a_prediction_that_finds_the_kernels_wins_beats_the_baseline(root):
+    wins = {0, 2, 4, 6, 8, 10, 12}
+    _plant_mixed(root, 16, kernel_wins=wins, says=lambda i, won: "kernel" if won else "net")
+    paired = sealed_statistics.sealed_winner(dict(_params(16), **BASE), EXP)
+    assert paired.verdict == rules.SUPPORTED and paired.value == 1.0 and paired.seeds == 7
+
+
+def test_a_prediction_that_calls_the_kernel_wrongly_loses_to_the_baseline(root):
+    """Predicted kernel on eight units the net wins: not supported against
+    always-net (every departure wrong)."""
+    _plant_mixed(root, 16, kernel_wins=set(), says=lambda i, won: "kernel" if i < 8 else "net")
+    paired = sealed_statistics.sealed_winner(dict(_params(16), **BASE), EXP)
+    assert paired.verdict == rules.NOT_SUPPORTED and paired.value == 0.0
+
+
+def test_a_kernel_spelt_apart_measured_before_the_seal_is_refused(root):
+    for i in range(8):
+        kernel = dict(_cell("ntk_search", i), arch=_arch(i) + ",W_std=2")
+        (root / EXP).mkdir(exist_ok=True)
+        store.save(EXP, kernel, {"per_seed": _per_seed(10.0)}, str(root))  # before the seal
+        _seal(i, 20.0, 2000.0)
+        store.save(EXP, _cell("net_search", i), {"per_seed": _per_seed(25.0)}, str(root))
+    params = {"units": [[_target(i), _arch(i), _arch(i) + ",W_std=2"] for i in range(8)]}
+    w = sealed_statistics.sealed_winner(dict(params, eps=0.1, rule=WINNER_RULE), EXP)
+    assert "8 refused" in w.detail and "(its kernel)" in w.detail
+
+
+def test_run_refuses_to_start_when_a_unit_cannot_be_predicted(root, tmp_path, capsys):
+    """Nothing stored to fit the law on: `ntkgap run` stops before any cell,
+    one line naming the unit (its cells would otherwise run unpredicted)."""
+    cfg = tmp_path / "cfg.toml"
+    cfg.write_text(CONFIG.format(name="nolaw", extra=""))
+    assert cli.main(["run", str(cfg), "--results", str(root), "--json"]) == 2
+    err = json.loads(capsys.readouterr().out)["error"]
+    assert err.startswith("seal: no prediction of tree:d=8,L=2,arity=2,node=and on tree:")
+    assert "no cell was run" in err and not os.path.exists(os.path.join(root, "nolaw"))
+
+
+def test_with_too_few_units_for_a_ci_the_worse_side_is_still_the_one_read(root):
+    """Five units (no CI below 8): the kernel's median distance (log10 2000/1500)
+    exceeds the net's (log10 25/20); the claim reports the kernel's."""
+    _plant(root, 5, predicted=(20.0, 2000.0), measured=(25.0, 1500.0))
+    n = sealed_statistics.sealed_nstar(dict(_params(5), rule=NSTAR_RULE), EXP)
+    assert n.value == pytest.approx(0.125, abs=0.01) and n.verdict == rules.INCONCLUSIVE

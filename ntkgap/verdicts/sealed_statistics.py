@@ -16,8 +16,15 @@ excludes 1), whose winner was predicted right, with its Clopper-Pearson
 interval. ``sealed_nstar``: per side (net, kernel) the median over units
 of |log10(predicted / measured n*)| (a censored measurement an interval of
 distances), with the order-statistic CI; the claim reads the worse side. A
-unit whose prediction is missing, sealed after its first measured cell or
-edited since sealing is not scored; the detail counts each kind.
+unit whose prediction is missing, sealed after its first measured cell (of
+its net or, spelt apart, its kernel) or edited since sealing is not scored;
+the detail counts each kind.
+
+What the order rests on: the sealed time against the stored cells' file
+times (a cell recomputed later, as a stale one is, moves its time later),
+and an unkeyed sha256 that shows an accidental edit, not a deliberate
+re-stamp. Committing the sealed files before the run makes the order a
+matter of record.
 
 References:
     Dichotomy of kernels and networks on compositional targets (arXiv
@@ -100,7 +107,9 @@ def seal_config(cfg: dict, profile: str) -> list[str]:
 
     Returns:
         list of one-line messages: what was sealed, what was sealed before,
-        and each unit left unsealed with its reason.
+        and each unit measured before it could be sealed (never sealed, so
+        never scored); a one-line UsageError, before any cell runs, when a
+        unit cannot be predicted (its sources not stored yet).
     """
     here = rules.CLAIM_PROFILES.index(profile)
     tables = [t for t in cfg.get("seal", []) if rules.CLAIM_PROFILES.index(t["profile"]) <= here]
@@ -117,9 +126,10 @@ def seal_config(cfg: dict, profile: str) -> list[str]:
             else:
                 try:
                     pred, law = predictions.prediction(target, arch, t["eps"], points=points)
-                except UsageError as exc:
-                    lines.append(f"not sealed: {target} on {arch}: {exc}")
-                    continue
+                except UsageError as exc:  # its cells would run unpredicted: none runs
+                    raise UsageError(
+                        f"seal: no prediction of {target} on {arch} ({exc}); no cell was run"
+                    ) from None
                 sealing.seal_prediction(pred, law["keys"])
                 made += 1
     if made or before:
@@ -157,6 +167,7 @@ def scored(params: dict, experiment: str) -> tuple[list[dict], dict]:
             continue
         try:
             seal_order.check_sealed_before(sealed, path, folder)
+            _check_kernel_after(sealed, path, folder, target, kernel_arch)
         except UsageError as exc:
             counts["refused"] += 1
             counts.setdefault("first_refusal", str(exc))
@@ -172,6 +183,19 @@ def scored(params: dict, experiment: str) -> tuple[list[dict], dict]:
     return rows, counts
 
 
+def _check_kernel_after(sealed: dict, path: str, folder: str, target: str, arch: str) -> None:
+    """Refuses a prediction sealed after the first cell of its unit's kernel
+    where the kernel's cells are spelt apart from the net's."""
+    if arch == sealed["prediction"]["arch"]:
+        return  # checked with the net's (check_sealed_before)
+    first = seal_order.first_measured(folder, target, arch)
+    if first is not None and seal_order.check_hash(sealed, path) > first:
+        raise UsageError(
+            f"sealed prediction {path}: sealed at {sealed['sealed_at']}, after the first "
+            f"measured cell of {target} on {arch} (its kernel): not scored"
+        )
+
+
 def _counts_text(counts: dict) -> str:
     """The units left unscored, in words ("" when none)."""
     parts = [f"{v} {k}" for k, v in counts.items() if k != "first_refusal" and v]
@@ -182,24 +206,47 @@ def _counts_text(counts: dict) -> str:
 
 
 def sealed_winner(params: dict, experiment: str) -> rules.Measured:
-    """The share of scored units with a decided measured winner whose
-    winner was predicted right (Clopper-Pearson 0.95 on the unit count).
+    """The sealed winners scored on the units whose measured winner is
+    decided (the medians' ratio interval excludes 1). Without a
+    ``baseline``: the share predicted right. With ``baseline`` ("net" or
+    "kernel": always calling that side), a paired comparison: on the units
+    where the prediction departs from the baseline exactly one of the two is
+    right, and the value is the share of them the prediction gets right
+    (an exact sign test, McNemar's; above 0.5: better than the baseline). A
+    prediction that never departs from it has no such unit: inconclusive.
+    Clopper-Pearson 0.95 on the count either way; the detail gives both.
 
     Args:
-        params: the claim's params (``eps``, the units, ``rule``).
+        params: the claim's params (``eps``, the units, ``rule``, optional
+            ``baseline``).
         experiment: the experiment holding the units' searches.
 
     Returns:
         Measured.
+
+    References:
+        McNemar, Psychometrika 12 (1947) 153-157.
     """
     rows, counts = scored(params, experiment)
-    decided = [r for r in rows if r["winner_measured"] is not None and r["winner_pred"]]
-    k = sum(r["winner_pred"] == r["winner_measured"] for r in decided)
-    out = _binomial("units' winner predicted right", k, len(decided), params["rule"])
-    nets = sum(r["winner_measured"] == "net" for r in decided)
+    decided = [r for r in rows if r["winner_measured"] is not None]
+    predicted = [r for r in decided if r["winner_pred"]]
+    right = sum(r["winner_pred"] == r["winner_measured"] for r in predicted)
+    base = params.get("baseline")
+    if base is None:
+        out = _binomial("units' winner predicted right", right, len(predicted), params["rule"])
+    else:
+        apart = [r for r in predicted if r["winner_pred"] != base]
+        k = sum(r["winner_pred"] == r["winner_measured"] for r in apart)
+        name = f"units where the prediction departs from always '{base}', right"
+        out = _binomial(name, k, len(apart), params["rule"])
+        wins = sum(r["winner_measured"] == base for r in predicted)
+        out.detail += (
+            f"; predicted right {right} of {len(predicted)}, always '{base}' {wins} of"
+            f" {len(predicted)}"
+        )
     out.detail += (
-        f" ({len(rows) - len(decided)} scored units undecided; always calling the net would"
-        f" score {nets} of {len(decided)})" + _counts_text(counts)
+        f" ({len(rows) - len(decided)} scored units undecided, {len(decided) - len(predicted)}"
+        " decided without a kernel prediction)" + _counts_text(counts)
     )
     out.data = {"rows": rows, "counts": counts}
     return out
@@ -222,12 +269,16 @@ def _side(name: str, dists: list, rule: dict) -> rules.Measured:
         + (f" ({ci['reason'].replace('seeds', 'units')})" if ci["reason"] else ""),
         hi_censored=ci["hi"] == intervals.INF,
         verdict=rules.rule_verdict(rule, ci["lo"], ci["hi"]),
+        data={"median": [lo, hi]},
     )
 
 
 def _upper(m: rules.Measured) -> float:
-    """A side's CI upper end, inf where open or absent."""
-    return intervals.INF if m.hi is None else m.hi
+    """A side's CI upper end (inf where open); without a CI (too few units)
+    its median's upper end; -inf for a side with no scored unit."""
+    if m.hi is not None or m.hi_censored:
+        return intervals.INF if m.hi is None else m.hi
+    return m.data["median"][1] if m.data else -intervals.INF
 
 
 def sealed_nstar(params: dict, experiment: str) -> rules.Measured:
@@ -257,7 +308,12 @@ def sealed_nstar(params: dict, experiment: str) -> rules.Measured:
         else rules.SUPPORTED if verdicts == {rules.SUPPORTED}
         else rules.INCONCLUSIVE
     )  # fmt: skip
-    worse.detail = f"{net.detail}; {kern.detail}{_counts_text(counts)}"
+    bare = sum(r["kernel_error_log10"] is None for r in rows)
+    worse.detail = (
+        f"{net.detail}; {kern.detail}"
+        + (f" ({bare} units without a kernel prediction)" if bare else "")
+        + _counts_text(counts)
+    )
     worse.data = {"rows": rows, "counts": counts}
     return worse
 
