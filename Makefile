@@ -46,7 +46,7 @@ $(REF_STAMP): requirements-ref.lock setup.cfg pyproject.toml
 # experiments -> results (resumable, keyed by cell) -> figures -> REPORT.md
 # Each profile runs its own experiments (a claim names the profile that
 # decides it; REPORT.md lists the others as not run): quick (the default,
-# <= 15 minutes) decides the E4 headline, its two halves and control, E1, E3b; paper (<= 60 minutes) runs quick's
+# <= 15 minutes) decides the E4 headline, its two halves and control, E1, E3b; paper (<= 75 minutes) runs quick's
 # cells and every other seed claim; full holds the extended grids.
 EXPS_quick := e1_spectra zoo e3b_parity e4_trees
 EXPS_paper := $(EXPS_quick) e6_lazy_rich e3a_sawtooth e2_control e9_rhm e8_universality \

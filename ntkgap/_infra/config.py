@@ -23,7 +23,7 @@ import os
 from ntkgap.errors import UsageError
 
 #: the run profiles, smallest first: quick (the default, <= 15 minutes), paper
-#: (<= 60 minutes: every seed claim) and full (the extended grids)
+#: (<= 75 minutes: every seed claim) and full (the extended grids)
 PROFILES = ("quick", "paper", "full")
 #: a profile that holds another's cells besides its own table's: paper runs
 #: the quick cells and adds its [paper] grids, so quick's results are reused
