@@ -258,20 +258,26 @@ E8M = os.path.join(os.path.dirname(__file__), "..", "experiments", "e8_modificat
 def test_the_shipped_design_seals_every_unit_its_claims_score_and_runs_each():
     """e8_modifications.toml: the units of E8-predicted-* are exactly those its
     [[seal]] tables seal (full), each unit's net and kernel cells are in the
-    full grids, and a claim of 15 units can read supported (the rule's reason)."""
+    full grids (one net search per unit, its fields telling widths apart), and
+    the winner claim can read supported (the rule's reason)."""
     from ntkgap.runs import config as runs_config
 
     cfg, parsed = claims.validate_config(E8M, "full")
     by = {c.id: c for c in parsed}
-    sealed = {(t, a) for tab in cfg["seal"] for t, a, _ in sealed_statistics.units(tab)}
+    sealed = {(u[0], u[1]) for tab in cfg["seal"] for u in sealed_statistics.units(tab)}
     cells = runs_config.expand(cfg, "full", where=E8M)
     have = {(c["method"], c["target"], c["arch"]) for c in cells}
     for cid in ("E8-predicted-winner", "E8-predicted-nstar"):
         us = sealed_statistics.units(by[cid].params)
-        assert len(us) == 15 and {(t, a) for t, a, _ in us} == sealed
-        for t, a, k in us:
+        assert len(us) == 24 and {(u[0], u[1]) for u in us} == sealed
+        for t, a, k, fields in us:
             assert ("net_search", t, a) in have and ("ntk_search", t, k) in have
-    assert {f"E8-mod-{m}" for m in ("b0", "b1", "mf", "residual", "layernorm")} <= set(by)
+            nets = [
+                c for c in cells if (c["method"], c["target"], c["arch"]) == ("net_search", t, a)
+            ]
+            assert sum(all(c.get(f) == v for f, v in fields.items()) for c in nets) == 1
+    mods = ("b0", "b1", "mf", "residual", "layernorm", "width16", "width32", "width128")
+    assert {f"E8-mod-{m}" for m in mods} <= set(by)
     from ntkgap.verdicts.e10_statistics import _fewest_to_support
 
     assert _fewest_to_support(by["E8-predicted-winner"].rule, 0.0) <= 15
@@ -346,3 +352,21 @@ def test_with_too_few_units_for_a_ci_the_worse_side_is_still_the_one_read(root):
     _plant(root, 5, predicted=(20.0, 2000.0), measured=(25.0, 1500.0))
     n = sealed_statistics.sealed_nstar(dict(_params(5), rule=NSTAR_RULE), EXP)
     assert n.value == pytest.approx(0.125, abs=0.01) and n.verdict == rules.INCONCLUSIVE
+
+
+def test_units_of_one_arch_are_told_apart_by_their_fields(root):
+    """Nets of widths 16 and 32 share an arch spec and one sealed prediction;
+    a unit naming its width reads its own net, one naming none is ambiguous."""
+    for i in range(8):
+        _seal(i, 20.0, 2000.0)
+        _measure(root, i, 25.0, 1500.0)  # no width field: neither 16 nor 32
+        for width, net in ((16, 3000.0), (32, 25.0)):  # width 16: the kernel wins
+            cell = dict(_cell("net_search", i), width=width)
+            store.save(EXP, cell, {"per_seed": _per_seed(net)}, str(root))
+    unit = lambda i, f: [_target(i), _arch(i), _arch(i), f]  # noqa: E731
+    w16 = {"units": [unit(i, {"width": 16}) for i in range(8)], "eps": 0.1}
+    w32 = {"units": [unit(i, {"width": 32}) for i in range(8)], "eps": 0.1}
+    assert sealed_statistics.sealed_winner(dict(w16, rule=WINNER_RULE), EXP).value == 0.0
+    assert sealed_statistics.sealed_winner(dict(w32, rule=WINNER_RULE), EXP).value == 1.0
+    bare = sealed_statistics.sealed_winner(dict(_params(8), rule=WINNER_RULE), EXP)
+    assert "8 ambiguous" in bare.detail and bare.value is None

@@ -50,24 +50,32 @@ SEAL_KEYS = ("profile", "target", "arch", "eps", "sources")
 SIDES = {"net": "net_search", "kernel": "ntk_search"}
 
 
-def units(table: dict) -> list[tuple[str, str, str]]:
-    """The (target, arch, kernel arch) units of a ``[[seal]]`` table or a
-    claim's params; the kernel arch is the net's unless a unit names another
-    spelling of its NTK (a mean-field net's arch spelt apart for its own key).
+def units(table: dict) -> list[tuple[str, str, str, dict]]:
+    """The (target, arch, kernel arch, net fields) units of a ``[[seal]]``
+    table or a claim's params. The kernel arch is the net's unless a unit
+    names another spelling of its NTK (a mean-field net's arch spelt apart
+    for its own key); the fields are cell fields the unit's net search must
+    hold (``{width = 16}``: nets of one arch spec that differ in training
+    only share the unit's one sealed prediction, the law's n* being the
+    same for them).
 
     Args:
         table: with ``target`` and ``arch`` (a spec or a list of specs each;
             their product, target outermost) or ``units`` (a list of
-            [target, arch] or [target, arch, kernel arch]).
+            [target, arch], [target, arch, kernel arch] or [target, arch,
+            kernel arch, {fields}]).
 
     Returns:
-        list of (target, arch, kernel arch).
+        list of (target, arch, kernel arch, fields).
     """
     if "units" in table:
-        return [(u[0], u[1], u[2] if len(u) > 2 else u[1]) for u in table["units"]]
+        return [
+            (u[0], u[1], u[2] if len(u) > 2 else u[1], dict(u[3]) if len(u) > 3 else {})
+            for u in table["units"]
+        ]
     as_list = lambda v: [v] if isinstance(v, str) else list(v)  # noqa: E731
     pairs = itertools.product(as_list(table["target"]), as_list(table["arch"]))
-    return [(t, a, a) for t, a in pairs]
+    return [(t, a, a, {}) for t, a in pairs]
 
 
 def check_seal(table: dict, where: str) -> None:
@@ -117,7 +125,7 @@ def seal_config(cfg: dict, profile: str) -> list[str]:
     made, before, lines = 0, 0, []
     for t in tables:
         points = predictions.collect(tuple(t["sources"]), t["eps"])  # read once per table
-        for target, arch, _ in units(t):
+        for target, arch in dict.fromkeys((u[0], u[1]) for u in units(t)):
             path = sealing.prediction_path(target, arch, t["eps"])
             if os.path.exists(path):
                 before += 1
@@ -146,20 +154,20 @@ def scored(params: dict, experiment: str) -> tuple[list[dict], dict]:
 
     Returns:
         (rows, counts): one row per scored unit (``target``, ``arch``,
-        ``winner_pred`` and ``sealing.score_against``'s keys); counts of
-        units ``not sealed``, ``refused`` (late or edited: the reason of the
-        first in ``first_refusal``) and ``not measured``.
+        ``fields``, ``winner_pred`` and ``sealing.score_against``'s keys);
+        counts of units ``not sealed``, ``refused`` (late or edited: the
+        reason of the first in ``first_refusal``), ``not measured`` and
+        ``ambiguous`` (several stored net searches fit it).
     """
     eps, root = params["eps"], config.results_dir()
-    recs = {
-        (meth, cell["target"], cell["arch"]): res
-        for meth in SIDES.values()
-        for cell, res in store.results(experiment, meth)
-        if selection.at(cell, eps)
-    }
+    recs: dict = {}
+    for meth in SIDES.values():
+        for cell, res in store.results(experiment, meth):
+            if selection.at(cell, eps):
+                recs.setdefault((meth, cell["target"], cell["arch"]), []).append((cell, res))
     folder = os.path.join(root, experiment)
-    rows, counts = [], {"not sealed": 0, "refused": 0, "not measured": 0}
-    for target, arch, kernel_arch in units(params):
+    rows, counts = [], {"not sealed": 0, "refused": 0, "not measured": 0, "ambiguous": 0}
+    for target, arch, kernel_arch, fields in units(params):
         path = sealing.prediction_path(target, arch, eps, root)
         sealed = store.load_result(path) if os.path.exists(path) else None
         if sealed is None:
@@ -172,15 +180,32 @@ def scored(params: dict, experiment: str) -> tuple[list[dict], dict]:
             counts["refused"] += 1
             counts.setdefault("first_refusal", str(exc))
             continue
-        net = recs.get((SIDES["net"], target, arch))
-        kern = recs.get((SIDES["kernel"], target, kernel_arch))
+        net = _one(recs.get((SIDES["net"], target, arch), []), fields)
+        kern = _one(recs.get((SIDES["kernel"], target, kernel_arch), []), {})
+        if net is _MANY or kern is _MANY:
+            counts["ambiguous"] += 1
+            continue
         if net is None or kern is None:
             counts["not measured"] += 1
             continue
         pred = sealed["prediction"]
         row = sealing.score_against(pred, net, kern)
-        rows.append(dict(row, target=target, arch=arch, winner_pred=pred.get("winner")))
+        rows.append(
+            dict(row, target=target, arch=arch, fields=fields, winner_pred=pred.get("winner"))
+        )
     return rows, counts
+
+
+#: :func:`_one`'s answer when several stored searches fit a unit
+_MANY = object()
+
+
+def _one(found: list, fields: dict):
+    """The one stored search among ``found`` ((cell, result) pairs) holding
+    ``fields``: its result, None when there is none, ``_MANY`` when several
+    fit (a unit whose fields do not tell its nets apart)."""
+    fit = [res for cell, res in found if all(cell.get(k) == v for k, v in fields.items())]
+    return fit[0] if len(fit) == 1 else None if not fit else _MANY
 
 
 def _check_kernel_after(sealed: dict, path: str, folder: str, target: str, arch: str) -> None:
