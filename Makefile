@@ -55,7 +55,7 @@ EXPS_full := $(EXPS_paper) e8_modifications e10_linear_plus
 FIGS_quick := e1_spectra e3b_parity e4_trees e7_dichotomy spectra
 FIGS_paper := $(FIGS_quick) e3a_sawtooth e5_theory e6_lazy_rich e2_control e9_rhm \
   e8_universality e11_after_kernel e10_predict
-FIGS_full := $(FIGS_paper)
+FIGS_full := $(FIGS_paper) e8_modifications
 EXPS := $(EXPS_$(PROFILE))
 FIGS := $(FIGS_$(PROFILE))
 ifeq ($(EXPS),)
@@ -109,6 +109,7 @@ figures/e7_dichotomy.png: $(RUN)zoo $(RUN)e4_trees
 figures/spectra.png: $(RUN)zoo
 figures/e9_rhm.png: $(RUN)e9_rhm
 figures/e8_universality.png: $(RUN)e8_universality
+figures/e8_modifications.png: $(RUN)e8_modifications
 figures/e11_after_kernel.png: $(RUN)e11_after_kernel
 figures/e10_predict.png: $(RUN)e10_predict $(RUN)e4_trees $(RUN)e8_universality $(RUN)e9_rhm
 

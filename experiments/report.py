@@ -258,6 +258,12 @@ CAPTIONS = {
     "n*(own tree NTK) / n*(trained tree net) of the median seeds against depth L on the "
     "random-node trees (same architecture, activation and splits; arrows: a bound, one side "
     "censored), with the median seed's growth per level and the verdict.",
+    "e8_modifications": "E8's modifications (full profile). One panel per modification of the "
+    "headline's relu tree net on tanh-node trees (d = 2^L): n*(0.1) against depth L of the "
+    "trained net (circles) and of its own NTK (squares), median seed with its order-statistic "
+    "CI, arrows from a cap: censored; crosses: the predictions sealed before the cells ran (x: "
+    "the NTK's eigenlearning n*; +: the net's from the law fitted on E4 and E10, the same for "
+    "every modification at one depth).",
     "e10_predict": "E10. Predicted against measured n*(eps), log-log (eps 0.1 for E4 and E8, 0.3 "
     "for E9's regression cells; each point predicted at its own eps): the kernel's eigenlearning "
     "n* and the trained net's n* from the constituent law fitted on the other families (filled: "
