@@ -192,9 +192,10 @@ def test_run_seals_before_the_cells_and_says_so(root, tmp_path, capsys):
     assert len(sealed["fitted_on"]) == 9  # the law's nine planted searches
     assert cli.main(["run", str(cfg), "--results", str(root), "--json"]) == 0
     assert "0 predictions sealed, 1 sealed before" in capsys.readouterr().err
-    (c,) = claims.validate_config(str(cfg))[1]
-    out = claims.evaluate(c, "sealrun")  # no net search in the grid: not measured
-    assert out["verdict"] == rules.INCONCLUSIVE and "1 not measured" in out["detail"]
+    # `ntkgap show` evaluates a user's own config's claims from the stored results
+    assert cli.main(["show", str(cfg), "--results", str(root), "--json"]) == 0
+    (w,) = json.loads(capsys.readouterr().out)["claims"]  # no net search in the grid
+    assert w["id"] == "W" and w["verdict"] == rules.INCONCLUSIVE and "1 not measured" in w["detail"]
 
 
 def test_run_does_not_seal_a_unit_measured_already(root, tmp_path, capsys):
@@ -221,6 +222,12 @@ SEAL_HEAD = 'profile = "quick"\ntarget = "tree:d=8,L=2,arity=2,node=and"\narch'
         ('sources = ["e4_trees"]', "", "seal 0: 'sources' is missing (a seal needs profile,"),
         (SEAL_HEAD, SEAL_HEAD.replace("quick", "quik"),
          "seal 0: profile 'quik' is unknown (allowed: quick, paper, full)"),
+        ("node=and\"\narch", "node=andd\"\narch",
+         "seal 0: target 'tree:d=8,L=2,arity=2,node=andd': "),
+        ('arch = "tree:arity=2,L=2"\neps', 'arch = "tree:arity=2,L=2,foo=1"\neps',
+         "seal 0: arch 'tree:arity=2,L=2,foo=1': "),
+        ('sources = ["e4_trees"]', "sources = []", "seal 0: sources must be a non-empty list"),
+        ('sources = ["e4_trees"]', 'sources = "e4_trees"', "seal 0: sources must be a non-empty"),
     ],
 )  # fmt: skip
 def test_a_bad_seal_table_is_refused_before_anything(root, tmp_path, capsys, old, new, message):
@@ -343,6 +350,7 @@ def test_run_refuses_to_start_when_a_unit_cannot_be_predicted(root, tmp_path, ca
     assert cli.main(["run", str(cfg), "--results", str(root), "--json"]) == 2
     err = json.loads(capsys.readouterr().out)["error"]
     assert err.startswith("seal: no prediction of tree:d=8,L=2,arity=2,node=and on tree:")
+    assert "no stored net search of e4_trees at eps" in err  # its own sources, named
     assert "no cell was run" in err and not os.path.exists(os.path.join(root, "nolaw"))
 
 

@@ -286,12 +286,14 @@ def _depth_rule(c: dict, tag: str) -> dict:
     return rule
 
 
-def evaluate(claim: rules.Claim, experiment: str) -> dict:
+def evaluate(claim: rules.Claim, experiment: str, profile: str | None = None) -> dict:
     """Evaluates one claim from the stored results of ``experiment``.
 
     Args:
         claim: a parsed claim.
         experiment: the experiment's name.
+        profile: the profile read (None: ``NTKGAP_PROFILE``, else quick): a
+            claim of a larger profile is not run there.
 
     Returns:
         dict with the claim's ``id``, ``claim``, ``paper``, ``predictors``,
@@ -302,7 +304,7 @@ def evaluate(claim: rules.Claim, experiment: str) -> dict:
         ``detail``, ``data`` and ``stale_cells`` (how many of the stored
         cells it read were computed by other code: kept by ``--reuse-stale``).
     """
-    if not decided_here(claim):
+    if not decided_here(claim, profile):
         return dict(_not_run(claim), stale_cells=0)
     with store.reading() as stale:
         out = _evaluated(claim, experiment)

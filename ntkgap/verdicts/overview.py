@@ -11,6 +11,7 @@ import shlex
 
 from ntkgap._infra import config
 from ntkgap._infra.files import save_figure
+from ntkgap._infra.version import PACKAGE
 from ntkgap.errors import UsageError
 from ntkgap.runs import config as runs_config
 from ntkgap.runs import store
@@ -196,6 +197,46 @@ def _own_claims(src: str) -> dict:
     return dict(own, folder=parent, name=os.path.basename(os.path.abspath(src)), ids=ids)
 
 
+def _shipped(path: str) -> bool:
+    """Whether a config is one of the shipped ``experiments/*.toml`` that
+    ``experiments/report.py`` evaluates into ``summary.json``."""
+    shipped = PACKAGE.parent / "experiments"
+    return os.path.dirname(os.path.abspath(path)) == os.path.abspath(shipped)
+
+
+def _own_evaluated(src: str, name: str, experiments: list, profiles: list) -> dict:
+    """``overview``'s dict for a user's own config: its claims evaluated now
+    from the stored results, at the largest profile it ran (else quick)."""
+    ran = [p for p in profiles for _, f, _ in experiments
+           if os.path.exists(os.path.join(f, f".config-{p}.json"))]  # fmt: skip
+    profile = max(ran, key=profiles.index) if ran else runs_config.PROFILES[0]
+    cfg, parsed = claims_mod.validate_config(src)
+    evaluated = [_evaluated_or_why(c, cfg["name"], profile) for c in parsed]
+    out = {
+        "experiments": [
+            {"name": n, "folder": f, "cells": sorted((record(c, r) for c, r in rows), key=_order)}
+            for n, f, rows in experiments
+        ],
+        "claims": [{k: v for k, v in c.items() if k != "data"} for c in evaluated],
+        "summary": f"evaluated now ({profile} profile)",
+        "claims_of": name,
+    }
+    if not experiments and not parsed:
+        raise UsageError(f"show {src}: no stored results there")
+    return out
+
+
+def _evaluated_or_why(claim, name: str, profile: str) -> dict:
+    """``claims.evaluate``'s dict, or where the stored results cannot be read
+    as the claim asks, its id with the reason (``verdict`` "not evaluated")."""
+    try:
+        return claims_mod.evaluate(claim, name, profile)
+    except UsageError as exc:
+        return {"id": claim.id, "claim": claim.claim, "profile": claim.profile,
+                "statistic": claim.statistic, "verdict": "not evaluated",
+                "detail": str(exc)}  # fmt: skip
+
+
 def _make_summary(folder: str, experiments: list, profiles: list) -> str:
     """The command that evaluates the claims into ``folder/summary.json``, at
     the largest profile any listed experiment ran (else the smallest it has)."""
@@ -238,6 +279,9 @@ def overview(src: str, experiments: list) -> dict:
     claims = summary.get("claims", []) if isinstance(summary, dict) else []
     if own is not None:
         claims = [c for c in claims if c.get("id") in own]
+    mine = os.path.isfile(src) and not _shipped(src) and compare_folder(src) is None
+    if mine:  # a user's own config, which report.py never evaluates: evaluated here
+        return _own_evaluated(src, name, experiments, where["profiles"])
     out = {
         "experiments": [
             {"name": n, "folder": f, "cells": sorted((record(c, r) for c, r in rows), key=_order)}

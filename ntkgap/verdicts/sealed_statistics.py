@@ -23,8 +23,10 @@ the detail counts each kind.
 What the order rests on: the sealed time against the stored cells' file
 times (a cell recomputed later, as a stale one is, moves its time later),
 and an unkeyed sha256 that shows an accidental edit, not a deliberate
-re-stamp. Committing the sealed files before the run makes the order a
-matter of record.
+re-stamp. A copy of a results folder must keep its files' times (``cp -p``,
+``rsync -t``): a plain copy makes every cell look newer than its seal.
+Committing the sealed files before the run makes the order a matter of
+record.
 
 References:
     Dichotomy of kernels and networks on compositional targets (arXiv
@@ -38,7 +40,9 @@ import os
 
 from ntkgap._infra import config
 from ntkgap.errors import UsageError
+from ntkgap.nets.arch import parse_arch
 from ntkgap.runs import store
+from ntkgap.targets import parse_target
 from ntkgap.verdicts import intervals, predictions, rules, seal_order, sealing, selection
 from ntkgap.verdicts.e10_statistics import _binomial
 
@@ -103,6 +107,18 @@ def check_seal(table: dict, where: str) -> None:
         )
     if not isinstance(table["eps"], (int, float)) or not 0 < table["eps"] < 1:
         raise UsageError(f"{where}: eps must be a number in (0, 1)")
+    src = table["sources"]
+    if not isinstance(src, list) or not src or not all(isinstance(x, str) and x for x in src):
+        raise UsageError(
+            f"{where}: sources must be a non-empty list of experiment names (the 'name' of "
+            "configs whose stored net searches, in the same results folder, the law fits on)"
+        )
+    for target, arch, _, _ in units(table):
+        for what, text, parse in (("target", target, parse_target), ("arch", arch, parse_arch)):
+            try:
+                parse(text)
+            except UsageError as exc:
+                raise UsageError(f"{where}: {what} {text!r}: {exc}") from None
 
 
 def seal_config(cfg: dict, profile: str) -> list[str]:
@@ -133,7 +149,9 @@ def seal_config(cfg: dict, profile: str) -> list[str]:
                 lines.append(f"not sealed: {target} on {arch}: measured before sealing")
             else:
                 try:
-                    pred, law = predictions.prediction(target, arch, t["eps"], points=points)
+                    pred, law = predictions.prediction(
+                        target, arch, t["eps"], points=points, sources=tuple(t["sources"])
+                    )
                 except UsageError as exc:  # its cells would run unpredicted: none runs
                     raise UsageError(
                         f"seal: no prediction of {target} on {arch} ({exc}); no cell was run"
