@@ -33,6 +33,13 @@ def _raise(path, tag):
     raise ValueError(f"unit {tag} failed")
 
 
+def _worker_limit(path, tag):
+    """The memory limit a worker checks its arrays against."""
+    from ntkgap._infra import memory
+
+    return memory.limit()
+
+
 def _overlap(a, b):
     return a[0] < b[1] and b[0] < a[1]
 
@@ -105,3 +112,14 @@ def test_empty_work_returns_at_once(jobs):
     got, done = _collect()
     local_pool.run_units([], jobs, done, limit=GIB)
     assert got == {}
+
+
+def test_every_worker_checks_against_the_budget_fixed_at_the_start(tmp_path, monkeypatch):
+    """A worker's limit is the run's budget, not 80% of what is available when
+    it asks (the other workers' memory held then): a budget of 3 GiB given,
+    each of two workers reports 3 GiB."""
+    monkeypatch.delenv("NTKGAP_MEMORY_LIMIT", raising=False)
+    got, done = _collect()
+    units = [Unit(_worker_limit, (str(tmp_path), t), t) for t in ("a", "b")]
+    local_pool.run_units(units, 2, done, limit=3 * GIB)
+    assert got == {"a": (3 * GIB, None), "b": (3 * GIB, None)}

@@ -65,6 +65,12 @@ def set_results_dir(path: str) -> None:
     os.environ["NTKGAP_RESULTS"] = path.strip()
 
 
+def set_memory_limit(nbytes: int) -> None:
+    """A run's memory budget, fixed for this process (and the workers it
+    starts) as NTKGAP_MEMORY_LIMIT, in bytes."""
+    os.environ["NTKGAP_MEMORY_LIMIT"] = str(int(nbytes))
+
+
 @contextlib.contextmanager
 def override(**values):
     """Set NTKGAP_<NAME> variables for the duration of a block, then restore

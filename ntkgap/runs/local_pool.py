@@ -26,7 +26,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
-from ntkgap._infra import memory
+from ntkgap._infra import config, memory
 from ntkgap.errors import UsageError
 
 __all__ = ["Unit", "DIED", "run_units"]
@@ -54,6 +54,14 @@ class Unit:
     what: Any
     nbytes: float = 0.0
     seconds: float = 0.0
+
+
+def _start_worker(limit: int, initializer, initargs: tuple) -> None:
+    """A worker's start: the run's memory budget as its own limit
+    (``NTKGAP_MEMORY_LIMIT``), then the caller's initializer."""
+    config.set_memory_limit(limit)
+    if initializer is not None:
+        initializer(*initargs)
 
 
 def _admit(queue: list, running: float, busy: int, jobs: int, limit: float) -> list:
@@ -116,8 +124,11 @@ def run_units(units: list[Unit], jobs: int, done: Callable, *, initializer=None,
         None. A ``UsageError`` raised by a unit propagates.
     """
     limit = memory.limit() if limit is None else limit
-    pool_args = dict(mp_context=mp.get_context("spawn"), initializer=initializer,
-                     initargs=initargs)  # fmt: skip
+    # every worker checks its arrays against this one budget, fixed when the run starts:
+    # 80% of what is available *now*, read in a worker while the others hold their memory,
+    # would refuse a cell the budget admits
+    pool_args = dict(mp_context=mp.get_context("spawn"), initializer=_start_worker,
+                     initargs=(int(limit), initializer, initargs))  # fmt: skip
     lost = _drain(units, jobs, pool_args, done, limit)
     while lost:  # a worker died: what had not returned runs again, one at a time
         lost = _drain(lost, 1, pool_args, done, limit)
