@@ -204,26 +204,12 @@ def _shipped(path: str) -> bool:
     return os.path.dirname(os.path.abspath(path)) == os.path.abspath(shipped)
 
 
-def _own_evaluated(src: str, name: str, experiments: list, profiles: list) -> dict:
-    """``overview``'s dict for a user's own config: its claims evaluated now
-    from the stored results, at the largest profile it ran (else quick)."""
-    ran = [p for p in profiles for _, f, _ in experiments
-           if os.path.exists(os.path.join(f, f".config-{p}.json"))]  # fmt: skip
-    profile = max(ran, key=profiles.index) if ran else runs_config.PROFILES[0]
+def _own_evaluated(src: str, profile: str) -> list:
+    """A user's own config's claims, evaluated now from the stored results
+    at ``profile`` (``data`` left out, as in ``summary.json``)."""
     cfg, parsed = claims_mod.validate_config(src)
     evaluated = [_evaluated_or_why(c, cfg["name"], profile) for c in parsed]
-    out = {
-        "experiments": [
-            {"name": n, "folder": f, "cells": sorted((record(c, r) for c, r in rows), key=_order)}
-            for n, f, rows in experiments
-        ],
-        "claims": [{k: v for k, v in c.items() if k != "data"} for c in evaluated],
-        "summary": f"evaluated now ({profile} profile)",
-        "claims_of": name,
-    }
-    if not experiments and not parsed:
-        raise UsageError(f"show {src}: no stored results there")
-    return out
+    return [{k: v for k, v in c.items() if k != "data"} for c in evaluated]
 
 
 def _evaluated_or_why(claim, name: str, profile: str) -> dict:
@@ -237,16 +223,22 @@ def _evaluated_or_why(claim, name: str, profile: str) -> dict:
                 "detail": str(exc)}  # fmt: skip
 
 
-def _make_summary(folder: str, experiments: list, profiles: list) -> str:
-    """The command that evaluates the claims into ``folder/summary.json``, at
-    the largest profile any listed experiment ran (else the smallest it has)."""
+def _largest_ran(experiments: list, profiles: list, default: str | None = None) -> str:
+    """The largest of ``profiles`` any listed experiment ran (its stored
+    ``.config-<profile>.json``), else ``default`` (None: the smallest of them)."""
     ran = [
         p
         for p in profiles
         for _, f, _ in experiments
         if os.path.exists(os.path.join(f, f".config-{p}.json"))
     ]
-    profile = max(ran, key=profiles.index) if ran else profiles[0]
+    return max(ran, key=profiles.index) if ran else default or profiles[0]
+
+
+def _make_summary(folder: str, experiments: list, profiles: list) -> str:
+    """The command that evaluates the claims into ``folder/summary.json``, at
+    the largest profile any listed experiment ran (else the smallest it has)."""
+    profile = _largest_ran(experiments, profiles)
     if os.path.abspath(folder) == os.path.abspath("results"):
         return f"make figures PROFILE={profile}"
     report = shlex.quote(os.path.join(folder, "REPORT.md"))
@@ -275,22 +267,28 @@ def overview(src: str, experiments: list) -> dict:
     path = os.path.join(folder, "summary.json")
     if compare_folder(src) is not None:  # compare evaluates its claims into results.json
         path, own = os.path.join(compare_folder(src), COMPARE_RESULTS), None
-    summary = store.load_result(path)
-    claims = summary.get("claims", []) if isinstance(summary, dict) else []
-    if own is not None:
-        claims = [c for c in claims if c.get("id") in own]
     mine = os.path.isfile(src) and not _shipped(src) and compare_folder(src) is None
     if mine:  # a user's own config, which report.py never evaluates: evaluated here
-        return _own_evaluated(src, name, experiments, where["profiles"])
+        profile = _largest_ran(experiments, where["profiles"], runs_config.PROFILES[0])
+        summary, claims = f"evaluated now ({profile} profile)", _own_evaluated(src, profile)
+    else:
+        summary = store.load_result(path)
+        claims = summary.get("claims", []) if isinstance(summary, dict) else []
+    if own is not None:
+        claims = [c for c in claims if c.get("id") in own]
     out = {
         "experiments": [
             {"name": n, "folder": f, "cells": sorted((record(c, r) for c, r in rows), key=_order)}
             for n, f, rows in experiments
         ],
         "claims": claims,
-        "summary": path if isinstance(summary, dict) else None,
+        "summary": summary if mine else path if isinstance(summary, dict) else None,
         "claims_of": name,
     }
+    if not experiments and not claims:
+        raise UsageError(f"show {src}: no stored results there")
+    if mine:  # every claim of the config evaluated: nothing missing, nothing to run
+        return out
     make = _make_summary(folder, experiments, where["profiles"])
     if not isinstance(summary, dict):
         out["note"] = f"no claims: {folder} has no summary.json; evaluate them with {make}"
@@ -302,8 +300,6 @@ def overview(src: str, experiments: list) -> dict:
             f"{len(missing)} of {name}'s {len(own)} claims ({', '.join(missing[:3])}"
             f"{', ...' if len(missing) > 3 else ''}) are not in {path}; re-evaluate with {make}"
         )
-    if not experiments and not claims:
-        raise UsageError(f"show {src}: no stored results there")
     return out
 
 
