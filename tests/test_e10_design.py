@@ -20,7 +20,7 @@ from scipy import stats
 from ntkgap.runs import config as runs_config
 from ntkgap.runs import scaling
 from ntkgap.targets import constituents, parse_target
-from ntkgap.verdicts import e10_statistics, predictions, selection
+from ntkgap.verdicts import predictions, proportions, selection
 
 PROFILES = ("quick", "paper", "full")
 CONFIG = os.path.join(ROOT, "experiments", "e10_predict.toml")
@@ -124,7 +124,7 @@ NEEDED = {
 def test_the_binomial_minimum_by_hand():
     # 0.025 ** (1 / 17) = 0.805 > 0.8 and 0.025 ** (1 / 16) = 0.794
     assert NEEDED["E10-winner"] == NEEDED["E10-coverage"] == 17
-    assert NEEDED["E10-winner"] == e10_statistics._fewest_to_support(
+    assert NEEDED["E10-winner"] == proportions.fewest_to_support(
         {"kind": "above", "threshold": 0.8}, 0.0
     )
 

@@ -17,7 +17,7 @@ from scipy import stats
 from ntkgap.errors import UsageError
 from ntkgap.runs import config as runs_config
 from ntkgap.runs import store
-from ntkgap.verdicts import claims, comparison_predictions, rules, selection
+from ntkgap.verdicts import claims, comparison_predictions, proportions, rules, selection
 from ntkgap.verdicts import e10_statistics as E10
 from ntkgap.verdicts import predictions as P
 from ntkgap.verdicts import sealing as S
@@ -477,14 +477,14 @@ FEWEST = [
 
 @pytest.mark.parametrize("rule, shift, fewest", FEWEST)
 def test_fewest_units_a_proportion_needs_to_read_supported(rule, shift, fewest):
-    assert E10._fewest_to_support(rule, shift) == fewest
+    assert proportions.fewest_to_support(rule, shift) == fewest
     if fewest is None:
         return
     # the detail says so below it, and not from it on
     best = 0 if rule["kind"] == "below" else 1  # the most favourable share
-    few = E10._binomial("x", best * (fewest - 1), fewest - 1, rule, shift=shift)
+    few = proportions.binomial("x", best * (fewest - 1), fewest - 1, rule, shift=shift)
     assert few.verdict != "supported" and f"needs >= {fewest}" in few.detail
-    enough = E10._binomial("x", best * fewest, fewest, rule, shift=shift)
+    enough = proportions.binomial("x", best * fewest, fewest, rule, shift=shift)
     assert enough.verdict == "supported" and "needs >=" not in enough.detail
 
 
@@ -494,10 +494,10 @@ def test_an_equivalence_centred_inside_can_be_supported_with_enough_units():
     rule = {"kind": "equivalence", "margin": 0.15}
     lo, hi = stats.beta.ppf(0.025, 50, 51), stats.beta.ppf(0.975, 51, 50)
     assert -0.15 < lo - 0.5 and hi - 0.5 < 0.15
-    m = E10._fewest_to_support(rule, 0.5)
+    m = proportions.fewest_to_support(rule, 0.5)
     assert m is not None and m <= 100
-    assert E10._binomial("x", m // 2, m, rule, shift=0.5).verdict == "supported" or (
-        E10._binomial("x", (m + 1) // 2, m, rule, shift=0.5).verdict == "supported"
+    assert proportions.binomial("x", m // 2, m, rule, shift=0.5).verdict == "supported" or (
+        proportions.binomial("x", (m + 1) // 2, m, rule, shift=0.5).verdict == "supported"
     )
 
 

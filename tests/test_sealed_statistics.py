@@ -285,9 +285,9 @@ def test_the_shipped_design_seals_every_unit_its_claims_score_and_runs_each():
             assert sum(all(c.get(f) == v for f, v in fields.items()) for c in nets) == 1
     mods = ("b0", "b1", "mf", "residual", "layernorm", "width16", "width32", "width128")
     assert {f"E8-mod-{m}" for m in mods} <= set(by)
-    from ntkgap.verdicts.e10_statistics import _fewest_to_support
+    from ntkgap.verdicts.proportions import fewest_to_support
 
-    assert _fewest_to_support(by["E8-predicted-winner"].rule, 0.0) <= 15
+    assert fewest_to_support(by["E8-predicted-winner"].rule, 0.0) <= 15
 
 
 def _plant_mixed(root, m, kernel_wins, says):

@@ -26,12 +26,11 @@ import functools
 import math
 
 import numpy as np
-from scipy import stats
 
 from ntkgap._infra import config
 from ntkgap.errors import UsageError
 from ntkgap.runs import store
-from ntkgap.verdicts import intervals, rules, selection
+from ntkgap.verdicts import intervals, proportions, rules, selection
 from ntkgap.verdicts.predictions import (
     INF,
     NET_METHOD,
@@ -391,73 +390,6 @@ def _ci_text(m: rules.Measured) -> str:
     return f"[{lo}, {'inf' if m.hi is None else f'{m.hi:.3g}'}]"
 
 
-#: the most units ``_fewest_to_support`` looks through
-FEWEST_SEARCH_MAX = 1000
-
-
-def _clopper_pearson(k: float, m: int) -> tuple[float, float]:
-    """The exact 0.95 binomial interval of k successes in m."""
-    lo = 0.0 if k <= 0 else float(stats.beta.ppf(0.025, k, m - k + 1))
-    hi = 1.0 if k >= m else float(stats.beta.ppf(0.975, k + 1, m - k))
-    return lo, hi
-
-
-def _most_favourable(rule: dict, m: int, shift: float) -> tuple:
-    """The counts k of m whose interval best fits ``rule``: m for ``above``,
-    0 for ``below``, the two integers around m x ``shift`` for
-    ``equivalence`` (the interval is narrowest and centred there)."""
-    if rule["kind"] == "above":
-        return (m,)
-    if rule["kind"] == "below":
-        return (0,)
-    return tuple(sorted({min(m, max(0, math.floor(m * shift))), min(m, math.ceil(m * shift))}))
-
-
-def _fewest_to_support(rule: dict, shift: float) -> int | None:
-    """The fewest units m at which the most favourable count reads supported
-    under ``rule`` (``_most_favourable``): below it the proportion cannot be
-    supported whatever the data (None when not within FEWEST_SEARCH_MAX)."""
-    for m in range(1, FEWEST_SEARCH_MAX + 1):
-        for k in _most_favourable(rule, m, shift):
-            lo, hi = _clopper_pearson(k, m)
-            if rules.rule_verdict(rule, lo - shift, hi - shift) == rules.SUPPORTED:
-                return m
-    return None
-
-
-def _binomial(
-    name, k: float, m: int, rule: dict, shift: float = 0.0, k_hi: float | None = None
-) -> rules.Measured:
-    """A proportion k/m with its Clopper-Pearson interval (minus ``shift``);
-    with ``k_hi`` the count is only bounded, [k, k_hi] (undetermined units),
-    the lower end from k and the upper from k_hi, no point value; the detail
-    says when m is too few for "supported" whatever the data."""
-    if m == 0:
-        return rules.Measured(None, detail=f"{name}: nothing scored", verdict=rules.INCONCLUSIVE)
-    k_hi = k if k_hi is None else k_hi
-    lo, hi = _clopper_pearson(k, m)[0], _clopper_pearson(k_hi, m)[1]
-    val, lo, hi = (k / m - shift if k_hi == k else None), lo - shift, hi - shift
-    detail = f"{name}: {k:g} of {m}" if k_hi == k else f"{name}: {k:g} to {k_hi:g} of {m}"
-    fewest = _fewest_to_support(rule, shift)
-    if fewest is not None and m < fewest:
-        detail += (
-            f" (with {m}, not even the most favourable count can read supported under this"
-            f" rule: that needs >= {fewest})"
-        )
-    method = (
-        "Clopper-Pearson 0.95 (exact binomial for a whole count; a count"
-        " summing per-unit shares is read as that many successes, an approximation)"
-        if k != int(k) or k_hi != int(k_hi)
-        else "Clopper-Pearson 0.95 (exact binomial)"
-    )
-    if k_hi != k:
-        method += "; a count bounded by censoring: lower end from its lower count, upper from upper"
-    return rules.Measured(
-        val, lo, hi, seeds=m, ci_method=method, detail=detail,
-        verdict=rules.rule_verdict(rule, lo, hi),
-    )  # fmt: skip
-
-
 def e10_winner(params: dict, experiment: str) -> rules.Measured:
     """E10-winner: the share of (family, depth) units whose measured winner
     (medians' ratio interval excludes 1) was predicted right; a unit with
@@ -475,7 +407,8 @@ def e10_winner(params: dict, experiment: str) -> rules.Measured:
     decided = [r for r in _rows(params) if r["winner_measured"] is not None]
     rows = [r for r in decided if r["winner_pred"] is not None]
     k, m = _unit_shares(rows, unit_of, lambda r: r["winner_pred"] == r["winner_measured"])
-    out = _binomial("(family, depth) units' winner predicted right", k, m, params["rule"])
+    name = "(family, depth) units' winner predicted right"
+    out = proportions.binomial(name, k, m, params["rule"])
     if len(rows) < len(decided):  # no exact kernel spectrum: no prediction to score
         out.detail += f" ({len(decided) - len(rows)} decided point(s) without kernel theory)"
     return out
@@ -502,7 +435,9 @@ def e10_coverage(params: dict, experiment: str) -> rules.Measured:
     state = lambda r: coverage_state(r["net_interval"], r["net"])  # noqa: E731
     k, m = _unit_shares(rows, family_of_row, lambda r: state(r) is True)
     k_hi, _ = _unit_shares(rows, family_of_row, lambda r: state(r) is not False)
-    out = _binomial("families' coverage", k, m, params["rule"], shift=PI_LEVEL, k_hi=k_hi)
+    out = proportions.binomial(
+        "families' coverage", k, m, params["rule"], shift=PI_LEVEL, k_hi=k_hi
+    )
     if rows:  # how much a covered point says: a wide interval covers cheaply
         width = float(np.median([math.log10(b / a) for a, b in (r["net_interval"] for r in rows)]))
         open_ = [r for r in rows if state(r) is None]

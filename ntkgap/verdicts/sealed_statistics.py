@@ -43,8 +43,15 @@ from ntkgap.errors import UsageError
 from ntkgap.nets.arch import parse_arch
 from ntkgap.runs import store
 from ntkgap.targets import parse_target
-from ntkgap.verdicts import intervals, predictions, rules, seal_order, sealing, selection
-from ntkgap.verdicts.e10_statistics import _binomial
+from ntkgap.verdicts import (
+    intervals,
+    predictions,
+    proportions,
+    rules,
+    seal_order,
+    sealing,
+    selection,
+)
 
 __all__ = ["SEAL_KEYS", "seal_config", "sealed_nstar", "sealed_winner", "units"]
 
@@ -276,12 +283,13 @@ def sealed_winner(params: dict, experiment: str) -> rules.Measured:
     right = sum(r["winner_pred"] == r["winner_measured"] for r in predicted)
     base = params.get("baseline")
     if base is None:
-        out = _binomial("units' winner predicted right", right, len(predicted), params["rule"])
+        name = "units' winner predicted right"
+        out = proportions.binomial(name, right, len(predicted), params["rule"])
     else:
         apart = [r for r in predicted if r["winner_pred"] != base]
         k = sum(r["winner_pred"] == r["winner_measured"] for r in apart)
         name = f"units where the prediction departs from always '{base}', right"
-        out = _binomial(name, k, len(apart), params["rule"])
+        out = proportions.binomial(name, k, len(apart), params["rule"])
         wins = sum(r["winner_measured"] == base for r in predicted)
         out.detail += (
             f"; predicted right {right} of {len(predicted)}, always '{base}' {wins} of"
