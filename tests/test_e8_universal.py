@@ -58,3 +58,15 @@ def test_unknown_member_is_a_usage_error():
         universality.check_params(
             {"members": ["E8-relu", "E8-nope"], "reference": "E8-relu"}, {"E8-relu"}, "claim 'x'"
         )
+
+
+def test_members_read_at_the_profile_the_claim_is_evaluated_at(tmp_path, monkeypatch):
+    """``evaluate(..., profile="paper")`` reads the members at paper too,
+    whatever NTKGAP_PROFILE says (``show CONFIG`` passes the profile)."""
+    monkeypatch.delenv("NTKGAP_PROFILE", raising=False)
+    monkeypatch.setenv("NTKGAP_RESULTS", str(tmp_path))  # nothing stored: members unmeasured
+    cfg = load_config("experiments/e8_universality.toml")
+    parsed = {c.id: c for c in claims.parse_claims(cfg, "e8_universality")}
+    out = claims.evaluate(parsed["E8-universal"], "e8_universality", profile="paper")
+    assert "not run" not in out["detail"]
+    assert "E8-relu" in out["detail"] and out["verdict"] != SUPPORTED

@@ -306,7 +306,10 @@ def evaluate(claim: rules.Claim, experiment: str, profile: str | None = None) ->
     """
     if not decided_here(claim, profile):
         return dict(_not_run(claim), stale_cells=0)
-    with store.reading() as stale:
+    # the profile read holds for the statistic too (a universality claim
+    # evaluates its members, and selections read the profile's cells)
+    here = {} if profile is None else {"profile": profile}
+    with store.reading() as stale, env.override(**here):
         out = _evaluated(claim, experiment)
     out["stale_cells"] = len(stale)
     return out
