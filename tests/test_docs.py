@@ -19,7 +19,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 README = os.path.join(ROOT, "README.md")
 
 # the modules whose docstring examples run here (the public API and its results)
-DOCTEST_MODULES = ("ntkgap.api", "ntkgap.results")
+DOCTEST_MODULES = ("ntkgap.api", "ntkgap.results", "ntkgap.verdicts.proportions")
 
 
 def _doctests(module_name):
