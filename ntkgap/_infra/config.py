@@ -11,6 +11,7 @@ may set it before the work starts. A bad value raises
 | ``NTKGAP_PROGRESS`` | ``1``/``0``: progress bars on/off | on when stderr is a terminal |
 | ``NTKGAP_MEMORY_LIMIT`` | bytes (or K/M/G suffix) a request may use | 80% of available |
 | ``NTKGAP_TRAIN_WORKERS`` | threads that share the vmapped seeds | the available cores |
+| ``NTKGAP_CHOLESKY_THREADS`` | BLAS threads a large Gram's Cholesky may use | ``1`` |
 | ``NTKGAP_FIGURES`` | folder the figure scripts draw into | ``figures`` |
 | ``NTKGAP_REPORT`` | path of the report | ``REPORT.md`` |
 """
@@ -34,6 +35,7 @@ VARIABLES = (
     "NTKGAP_PROGRESS",
     "NTKGAP_MEMORY_LIMIT",
     "NTKGAP_TRAIN_WORKERS",
+    "NTKGAP_CHOLESKY_THREADS",
     "NTKGAP_FIGURES",
     "NTKGAP_REPORT",
 )
@@ -138,17 +140,28 @@ def memory_limit() -> int | None:
 
 
 TRAIN_WORKERS = "NTKGAP_TRAIN_WORKERS"
+CHOLESKY_THREADS = "NTKGAP_CHOLESKY_THREADS"
 
 
-def train_workers() -> int | None:
-    """The requested thread count, or None when unset."""
-    value = _raw(TRAIN_WORKERS)
-    if not value:
-        return None
+def _positive_int(name: str, value: str) -> int:
     try:
         w = int(value)
     except ValueError:
         w = 0
     if w < 1:
-        raise UsageError(f"{TRAIN_WORKERS}={value!r} must be an integer >= 1")
+        raise UsageError(f"{name}={value!r} must be an integer >= 1")
     return w
+
+
+def cholesky_threads() -> int:
+    """BLAS threads for the Cholesky factorization of a large Gram (default 1:
+    multithreaded OpenBLAS ``dpotrf`` has faulted at n ~ 16k, see
+    ``ntkgap.kernels.krr``)."""
+    value = _raw(CHOLESKY_THREADS)
+    return _positive_int(CHOLESKY_THREADS, value) if value else 1
+
+
+def train_workers() -> int | None:
+    """The requested thread count, or None when unset."""
+    value = _raw(TRAIN_WORKERS)
+    return _positive_int(TRAIN_WORKERS, value) if value else None

@@ -25,18 +25,32 @@ its largest n (``extend`` keeps it while it suffices, else the
 caller refactors at the larger n); it applies to every smaller n. By
 eigenvalue interlacing a leading block is never worse conditioned than the
 whole Gram, so a jitter that suffices at the largest n suffices below it.
+
+Threads: a Cholesky of ``SERIAL_FROM`` points or more runs on
+``NTKGAP_CHOLESKY_THREADS`` BLAS threads (default 1). Multithreaded OpenBLAS
+0.3.29 (scipy's wheel) segfaulted in ``dpotrf`` on a 16,384-point tree-NTK
+Gram, reproducibly, and finished it on one thread; OpenBLAS's own tracker
+reports the same class of fault in its parallel ``dpotrf`` at large n. One thread costs ~2x wall time on 2 cores where it is the only work,
+and nothing where ``--jobs`` already fills the cores.
 """
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg as sla
+from threadpoolctl import threadpool_limits
 
+from ntkgap._infra import config
 from ntkgap.errors import UsageError
 
 RCOND_MIN = 1e-14
+#: points from which a Cholesky runs on NTKGAP_CHOLESKY_THREADS threads: below
+#: it a factorization takes well under a second, and the limit's library scan
+#: (~1 ms) would be paid on every small solve of a search
+SERIAL_FROM = 4096
 _BLOCK = 1024  # rows per block of a leading-block substitution
 
 
@@ -74,6 +88,13 @@ class Factor:
     @property
     def size(self) -> int:
         return int(self.c.shape[0])
+
+
+def _cholesky_threads(n: int):
+    """The BLAS thread limit a Cholesky of n points runs under (module doc)."""
+    if n < SERIAL_FROM:
+        return contextlib.nullcontext()
+    return threadpool_limits(config.cholesky_threads(), user_api="blas")
 
 
 def _check(name, a):
@@ -130,7 +151,8 @@ def factor(k_train, *, ridge: float = 0.0, max_jitter: float = 1e-2, out=None) -
             A[...] = src
         A[np.diag_indices(n)] += ridge + jitter
         try:
-            c, _ = sla.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
+            with _cholesky_threads(n):
+                c, _ = sla.cho_factor(A, lower=True, overwrite_a=True, check_finite=False)
             rcond = float(sla.lapack.dpocon(c, anorm + jitter, uplo="L")[0])
             if rcond >= RCOND_MIN or ridge + jitter >= max_jitter * scale:
                 break
@@ -176,7 +198,8 @@ def extend(f: Factor, k_cross, k_new) -> Factor | None:
     s22 = k_new - bt.T @ bt
     s22[np.diag_indices(p)] += f.ridge + f.jitter
     try:
-        l22 = sla.cholesky(s22, lower=True, check_finite=False)
+        with _cholesky_threads(p):
+            l22 = sla.cholesky(s22, lower=True, check_finite=False)
     except np.linalg.LinAlgError:
         return None
     buf, c = grow_square(f.buf, f.c, n + p, order="F")

@@ -144,6 +144,7 @@ def run(
         with ``reuse_stale``) and ``reuse_stale``.
     """
     _check_executor(executor, scheduler, scheduler_file)
+    config.cholesky_threads()  # a bad value fails here, not at a large kernel search's factor
     cfg = load_config(path, profile)
     name = cfg["name"]
     cells = expand(cfg, profile, where=path)
