@@ -423,6 +423,7 @@ def compare(
     results: str | None = None, eps: float | None = None, seeds: int | None = None,
     n_max=None, dry_run: bool = False, force: bool = False, predict: bool = False,
     executor: str = "local", scheduler: str | None = None, scheduler_file: str | None = None,
+    arch_variant: str | None = None,
 ) -> dict:  # fmt: skip
     """Run the E4 design (four predictors' n*(eps) against depth L) on a
     target family and write ``out/report.md``, ``out/compare.png``,
@@ -449,6 +450,12 @@ def compare(
         executor: ``"local"`` processes or a ``"dask"`` cluster.
         scheduler: the Dask scheduler's address (with ``executor="dask"``).
         scheduler_file: or the file the scheduler wrote.
+        arch_variant: fields for every compared architecture, each trained
+            net still against its own NTK: ``KEY=VALUE`` (``b_std=0``,
+            ``residual=1``, ``norm=layer``; ``width=N`` the nets' width) or
+            E8's modification names (``residual``, ``layernorm``, ``b0``,
+            ``b1``, ``width16``, ...), comma-separated; a field an
+            architecture lacks leaves it unmodified, with a warning.
 
     Returns:
         ``{"out", "files", "run", "claims", ...}`` with the claims Q1/Q2 in
@@ -472,6 +479,7 @@ def compare(
         executor=executor,
         scheduler=scheduler,
         scheduler_file=scheduler_file,
+        arch_variant=arch_variant,
     )
 
 

@@ -229,6 +229,11 @@ def _compare_args(p):
         action="store_true",
         help="predict each pair's n* before the searches (ntkgap predict), seal and score it",
     )
+    p.add_argument(
+        "--arch-variant", metavar="FIELDS", default=None,
+        help="architecture fields for every compared net and its own NTK (KEY=VALUE, e.g. "
+        "b_std=0, residual=1, width=128; or residual, layernorm, b0, b1, width16, ...)",
+    )  # fmt: skip
     p.add_argument("--force", action="store_true", help="run a design that cannot reach a verdict")
     p.add_argument("--jobs", type=int_at_least(1), default=1, help="local worker processes [1]")
     _executor_args(p)
@@ -279,6 +284,7 @@ def _compare(args):
         eps=args.eps, seeds=args.seeds, n_max=_n_max_option(args.n_max), dry_run=args.dry_run,
         force=args.force, predict=args.predict, executor=args.executor,
         scheduler=args.scheduler, scheduler_file=args.scheduler_file,
+        arch_variant=args.arch_variant,
     )  # fmt: skip
     if args.dry_run:
         return emit(args, r, "\n".join(_dry_run_text(r)))
@@ -299,6 +305,8 @@ def _dry_run_text(r):
 
     b = r["budget"]
     lines = [f"dry run, profile {r['profile']}, eps {b['eps']:g}: {len(r['cells'])} cells"]
+    if b.get("arch_variant"):
+        lines.append(f"arch variant {b['arch_variant']}: nets of width {b['width']}")
     for c in r["cells"]:
         cap = f" n_max {c['n_max']}" if "n_max" in c else f" n {c['n']}"
         lines.append(f"  L={c['L']} {c['method']:<10} {c['arch']:<22} {c['target']}{cap}")

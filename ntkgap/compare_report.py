@@ -152,7 +152,7 @@ def compare(
     results: str | None = None, eps: float | None = None, seeds: int | None = None,
     n_max=None, dry_run: bool = False, force: bool = False, budget: str | None = None,
     predict: bool = False, executor: str = "local", scheduler: str | None = None,
-    scheduler_file: str | None = None,
+    scheduler_file: str | None = None, arch_variant: str | None = None,
 ) -> dict:  # fmt: skip
     """Run the E4 design on a target family and write the folder ``out``.
 
@@ -178,6 +178,10 @@ def compare(
         executor: ``local`` or ``dask`` (as ``ntkgap run --executor``).
         scheduler: the Dask scheduler's address (with ``executor="dask"``).
         scheduler_file: or the file the scheduler wrote.
+        arch_variant: architecture fields (``KEY=VALUE`` or E8's modification
+            names, comma-separated) applied to every compared architecture,
+            each trained net still against its own NTK; ``width=N`` sets the
+            nets' width (``comparison_variant``).
 
     Returns:
         ``{"out", "files", "run", "claims", "profile", "budget", "warnings",
@@ -187,7 +191,8 @@ def compare(
         ``predictions`` (with ``dry_run`` unsealed and unscored).
     """
     cfg, run_profile = comparison.profiled_plan(family, depths, profile, budget, eps=eps,
-                                                seeds=seeds, n_max=n_max)  # fmt: skip
+                                                seeds=seeds, n_max=n_max,
+                                                variant=arch_variant)  # fmt: skip
     executor_opts = dict(executor=executor, scheduler=scheduler, scheduler_file=scheduler_file)
     if dry_run:
         return comparison.dry_run(cfg, run_profile, jobs, predict=predict, **executor_opts)

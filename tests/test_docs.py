@@ -19,7 +19,12 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 README = os.path.join(ROOT, "README.md")
 
 # the modules whose docstring examples run here (the public API and its results)
-DOCTEST_MODULES = ("ntkgap.api", "ntkgap.results", "ntkgap.verdicts.proportions")
+DOCTEST_MODULES = (
+    "ntkgap.api",
+    "ntkgap.results",
+    "ntkgap.verdicts.proportions",
+    "ntkgap.verdicts.comparison_variant",
+)
 
 
 def _doctests(module_name):

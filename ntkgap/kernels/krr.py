@@ -30,8 +30,9 @@ Threads: a Cholesky of ``SERIAL_FROM`` points or more runs on
 ``NTKGAP_CHOLESKY_THREADS`` BLAS threads (default 1). Multithreaded OpenBLAS
 0.3.29 (scipy's wheel) segfaulted in ``dpotrf`` on a 16,384-point tree-NTK
 Gram, reproducibly, and finished it on one thread; OpenBLAS's own tracker
-reports the same class of fault in its parallel ``dpotrf`` at large n. One thread costs ~2x wall time on 2 cores where it is the only work,
-and nothing where ``--jobs`` already fills the cores.
+reports the same class of fault in its parallel ``dpotrf`` at large n. One
+thread costs ~1.9x wall time on 2 cores where it is the only work (12,288
+points: 8.8 s against 4.6 s), and nothing where ``--jobs`` fills the cores.
 """
 
 from __future__ import annotations

@@ -49,9 +49,10 @@ from ntkgap.targets import parse_spec, parse_target, with_depth
 from ntkgap.verdicts import (
     claims,
     comparison_checks,
+    comparison_variant,
     selection,
 )
-from ntkgap.verdicts.comparison_checks import FC, NAME, has_theory, theory_label, theory_point
+from ntkgap.verdicts.comparison_checks import NAME, has_theory, theory_label, theory_point
 from ntkgap.verdicts.comparison_predictions import (
     predict_members,
     score_members,
@@ -272,9 +273,8 @@ def _member_grids(target, spec: str, b: dict, sized: int | None = None) -> list[
     """The cells of one member target: theory (where it applies), the NTK
     search and the network search, on its depth-aware arch and on fc; a
     side whose cap the user did not give takes ``sized`` (memory-guarded)."""
-    tree = _tree_arch(target, spec)
     grids, seeds, eps = [], list(range(b["seeds"])), b["eps"]
-    for arch in [FC] if tree is None else [tree, FC]:
+    for arch in comparison_variant.compared(_tree_arch(target, spec), b["variant"]):
         parse_arch(arch).check_domain(target.domain)
         distinct = _distinct_inputs(target, parse_arch(arch))
         small = distinct is not None  # far fewer samples than the inputs the arch tells apart
@@ -289,6 +289,8 @@ def _member_grids(target, spec: str, b: dict, sized: int | None = None) -> list[
             if meth == "net_search":
                 cell.update({k: b[k] for k in ("width", "lr", "steps", "batch", "eval_every",
                                                 "patience")})  # fmt: skip
+                if b["variant"].get("param"):
+                    cell["param"] = b["variant"]["param"]
             guard = sized is not None and side not in b["n_max_given"]
             cells.append(_guarded(cell) if guard else cell)
         if has_theory(target):
@@ -313,12 +315,12 @@ def _plan_members(family, depths, b: dict):
         members.append((L, target, spec))
         if b["n_cap"] is None or not has_theory(target):
             continue
-        for arch in [FC] if trees[spec] is None else [trees[spec], FC]:
+        for arch in comparison_variant.compared(trees[spec], b["variant"]):
             theory.setdefault(theory_label(arch), {})[L] = theory_point(target, arch, b["eps"])
     return members, by_depth, trees, theory
 
 
-def plan(family, depths, budget: str = "quick", **overrides) -> dict:
+def plan(family, depths, budget: str = "quick", *, variant: str | None = None, **overrides) -> dict:
     """The experiment config of a comparison, validated (nothing written).
 
     Each depth's search caps default to :func:`sized_cap` of eigenlearning's
@@ -331,6 +333,8 @@ def plan(family, depths, budget: str = "quick", **overrides) -> dict:
         depths: the depths L (see :func:`parse_depths`).
         budget: a run profile of ``config.PROFILES`` (``tiny``: the test
             budget; see ``BUDGETS``).
+        variant: ``--arch-variant``'s fields, applied to every compared
+            architecture (``comparison_variant``); None: the plain ones.
         **overrides: ``eps``, ``seeds``, ``n_max`` (see :func:`resolve_budget`).
 
     Returns:
@@ -340,6 +344,8 @@ def plan(family, depths, budget: str = "quick", **overrides) -> dict:
         {L: theory point}}, the points the caps were sized from).
     """
     b = resolve_budget(budget, **overrides)
+    b["variant"] = comparison_variant.parse_variant(variant)
+    b["width"] = b["variant"].get("width") or b["width"]
     eps = b["eps"]
     members, by_depth, trees, theory = _plan_members(family, parse_depths(depths), b)
     grids = []
@@ -347,6 +353,8 @@ def plan(family, depths, budget: str = "quick", **overrides) -> dict:
         points = [by_L[L] for by_L in theory.values() if L in by_L]
         grids += _member_grids(target, spec, b, sized_cap(b, points))
     fam_text = family if isinstance(family, str) else ", ".join(family)
+    if variant is not None:
+        fam_text += f" (arch variant {variant})"
     profile = budget if budget in config.PROFILES else "quick"
     claim_list = [
         dict(id=cid, claim=f"{fam_text}: {text}",
@@ -368,7 +376,13 @@ def plan(family, depths, budget: str = "quick", **overrides) -> dict:
     for cell in runs_config.expand(cfg, profile, where="compare"):
         runs_config.check_cell_sizes(cell, "compare")
     claims.parse_claims(cfg, "compare")
-    cfg.update(_depths=by_depth, _budget=b, _tree=trees, _theory=theory)
+    cfg.update(
+        _depths=by_depth,
+        _budget=b,
+        _tree=trees,
+        _theory=theory,
+        _variant_notes=comparison_variant.notes(trees.values(), b["variant"]),
+    )
     return cfg
 
 
@@ -432,8 +446,9 @@ def public_budget(cfg: dict) -> dict:
 
     Returns:
         ``{"eps", "seeds", "n_max_side", "steps", "width", "n_test",
-        "n_max_by_depth"}``: ``n_max_by_depth`` is ``{L: {"kernel": cap,
-        "net": cap}}``, the largest search cap of each side at each depth.
+        "n_max_by_depth", "arch_variant"}``: ``n_max_by_depth`` is ``{L:
+        {"kernel": cap, "net": cap}}``, the largest search cap of each side at
+        each depth; ``arch_variant`` the ``--arch-variant`` text (or None).
     """
     b = cfg["_budget"]
     out = {k: b[k] for k in ("eps", "seeds", "n_max_side", "steps", "width", "n_test")}
@@ -443,7 +458,7 @@ def public_budget(cfg: dict) -> dict:
         if side:
             at = by_depth.setdefault(str(cfg["_depths"][g["target"]]), {})
             at[side] = max(at.get(side, 0), g["n_max"])
-    return dict(out, n_max_by_depth=by_depth)
+    return dict(out, n_max_by_depth=by_depth, arch_variant=b["variant"].get("text"))
 
 
 def check_out(out: str) -> None:

@@ -37,7 +37,7 @@ def theory_label(arch: str) -> str:
     Returns:
         ``"fc NTK theory"`` or ``"depth-aware NTK theory"``.
     """
-    return THEORY_LABEL["fc" if arch == FC else "tree"]
+    return THEORY_LABEL["fc" if arch.partition(":")[0] == "fc" else "tree"]
 
 
 def has_theory(target) -> bool:
@@ -178,8 +178,8 @@ def censored_sides(cfg: dict, nstar: dict) -> list[dict]:
 
 
 def design_warnings(cfg: dict, nstar: dict) -> list[str]:
-    """One line per side the design will censor and per theory point that
-    could not be computed.
+    """One line per side the design will censor, per theory point that could
+    not be computed, and per ``--arch-variant`` field an architecture lacks.
 
     Args:
         cfg: a config from ``comparison.plan``.
@@ -197,7 +197,7 @@ def design_warnings(cfg: dict, nstar: dict) -> list[str]:
         for L, why in by_L.items():
             out.append(f"{lab} at L={L}: no theory n* ({why}); whether its search is "
                        "censored is not known before it runs")  # fmt: skip
-    return out
+    return out + list(cfg.get("_variant_notes", []))
 
 
 def _open_sides(claim: dict, depths: list[int], censored: list[dict]) -> set[str]:

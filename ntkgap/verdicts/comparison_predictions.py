@@ -13,12 +13,13 @@ from ntkgap._infra import config
 from ntkgap.errors import UsageError
 from ntkgap.runs import store
 from ntkgap.verdicts import (
+    comparison_variant,
     predictions,
     seal_order,
     sealing,
     selection,
 )
-from ntkgap.verdicts.comparison_checks import FC, NAME
+from ntkgap.verdicts.comparison_checks import NAME
 
 EPS = 0.1
 #: E4's net design (experiments/e4_trees.toml, quick): steps, learning rates, evaluation
@@ -144,8 +145,7 @@ def predict_members(cfg: dict) -> list[dict]:
     points = predictions.collect(predictions.SOURCES, eps)  # read once for every pair
     out = []
     for spec, L in sorted(cfg["_depths"].items(), key=lambda kv: kv[1]):
-        tree = cfg["_tree"][spec]
-        for arch in [FC] if tree is None else [tree, FC]:
+        for arch in comparison_variant.compared(cfg["_tree"][spec], cfg["_budget"]["variant"]):
             pred, law = predictions.prediction(spec, arch, eps, points=points)
             out.append({"L": L, "prediction": pred, "fitted_on": law["keys"]})
     return out
