@@ -230,7 +230,7 @@ def _compare_args(p):
         help="predict each pair's n* before the searches (ntkgap predict), seal and score it",
     )
     p.add_argument(
-        "--arch-variant", metavar="FIELDS", default=None,
+        "--arch-variant", metavar="FIELDS", default=None, action="append",
         help="architecture fields for every compared net and its own NTK (KEY=VALUE, e.g. "
         "b_std=0, residual=1, width=128; or residual, layernorm, b0, b1, width16, ...)",
     )  # fmt: skip
@@ -284,7 +284,7 @@ def _compare(args):
         eps=args.eps, seeds=args.seeds, n_max=_n_max_option(args.n_max), dry_run=args.dry_run,
         force=args.force, predict=args.predict, executor=args.executor,
         scheduler=args.scheduler, scheduler_file=args.scheduler_file,
-        arch_variant=args.arch_variant,
+        arch_variant=None if args.arch_variant is None else ",".join(args.arch_variant),
     )  # fmt: skip
     if args.dry_run:
         return emit(args, r, "\n".join(_dry_run_text(r)))
@@ -306,7 +306,8 @@ def _dry_run_text(r):
     b = r["budget"]
     lines = [f"dry run, profile {r['profile']}, eps {b['eps']:g}: {len(r['cells'])} cells"]
     if b.get("arch_variant"):
-        lines.append(f"arch variant {b['arch_variant']}: nets of width {b['width']}")
+        param = f", param {b['param']}" if b.get("param") else ""
+        lines.append(f"arch variant {b['arch_variant']}: nets of width {b['width']}{param}")
     for c in r["cells"]:
         cap = f" n_max {c['n_max']}" if "n_max" in c else f" n {c['n']}"
         lines.append(f"  L={c['L']} {c['method']:<10} {c['arch']:<22} {c['target']}{cap}")

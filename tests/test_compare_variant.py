@@ -34,16 +34,18 @@ def test_every_net_meets_the_ntk_of_its_own_modified_architecture(tmp_path):
         assert ("residual=1" in fields) == (kind == "fc")  # a tree spec has no residual key
         if c["method"] == "net_search":
             assert c["width"] == 16 and c["param"] == "mf"
+            assert c["lr"] == [0.01, 0.03, 0.1, 0.3, 1.0]  # E8's mf grid
             twins = [k for k in searches if k["method"] == "ntk_search"
                      and (k["arch"], k["target"]) == (c["arch"], c["target"])]  # fmt: skip
             assert len(twins) == 1
     assert r["budget"]["arch_variant"] == "residual,b_std=0,width=16,mf"
     assert r["budget"]["width"] == 16
     said = [w for w in r["warnings"] if w.startswith("--arch-variant")]
-    assert said == [
+    assert said[0] == (
         "--arch-variant residual=1: a tree spec has no key 'residual', "
         "so the tree net and its NTK are compared unmodified"
-    ]
+    )
+    assert len(said) == 2 and "fitted on unmodified nets" in said[1]
     assert os.listdir(tmp_path) == []
 
 
@@ -70,6 +72,8 @@ def test_a_modification_name_is_the_e8_field():
      ("arity=3", "'arity=3' is not an architecture field"),
      ("param=lazy", "param='lazy' is not allowed (allowed: ntk, mf)"),
      ("width=0", "width='0' must be an integer >= 1"),
+     ("width=", "width= needs a value"),
+     ("b0,b1", "b_std given twice (b_std=0, b_std=1)"),
      ("act=bogus", "act=bogus: arch 'tree': act=bogus is not allowed (allowed: relu")],
 )  # fmt: skip
 def test_a_bad_variant_exits_2_in_one_line_writing_nothing(tmp_path, variant, says):
@@ -117,3 +121,22 @@ def test_a_variant_is_sealed_before_its_cells_and_scored(planted, tmp_path):
     nets = [c for c in cells if c["method"] == "net_search"]
     assert len(nets) == 2 and all(c["width"] == 12 and "b_std=0" in c["arch"] for c in nets)
     assert "arch variant b0,width=12" in (out / "report.md").read_text()
+
+
+def test_a_field_no_compared_architecture_has_is_refused(tmp_path):
+    # parity targets have no depth-aware arch: only fc is compared, and fc has no share key
+    r = run_cli("compare", "--family", "parity:d=8,k={L}", "--L", "2..3", "--arch-variant",
+                "share=1", "--dry-run", "--json", cwd=tmp_path)  # fmt: skip
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines() == [
+        "ntkgap: error: --arch-variant share=1: no compared architecture (fc) has the key 'share'"
+    ]
+
+
+def test_a_repeated_flag_adds_its_fields(tmp_path):
+    r = run_cli("compare", "--family", FAMILY, "--L", "2..3", "--arch-variant", "b0",
+                "--arch-variant", "width=24", "--dry-run", "--json", cwd=tmp_path)  # fmt: skip
+    assert r.returncode == 0, r.stderr
+    cells = json.loads(r.stdout)["cells"]
+    nets = [c for c in cells if c["method"] == "net_search"]
+    assert nets and all(c["width"] == 24 and "b_std=0" in c["arch"] for c in nets)

@@ -62,6 +62,10 @@ from ntkgap.verdicts.comparison_predictions import (
 EPS = 0.1
 #: E4's net design (experiments/e4_trees.toml, quick): steps, learning rates, evaluation
 E4_NET = dict(steps=1500, lr=[0.01, 0.03, 0.1], eval_every=100, patience=5)
+#: the learning rates of a mean-field (``param=mf``) net: E8's mf grid
+#: (experiments/e8_modifications.toml), reaching 1.0 because muP scales the
+#: readout by 1/width and its nets train slower at E4's rates
+MF_LR = [0.01, 0.03, 0.1, 0.3, 1.0]
 #: the budgets: seeds, the search range, training steps and widths. ``n_max`` is
 #: the least default cap; ``n_cap`` the most a cap sized from the theory's n*
 #: may reach (E4's quick design searches to 16,384 at L = 5; None: not sized)
@@ -291,6 +295,8 @@ def _member_grids(target, spec: str, b: dict, sized: int | None = None) -> list[
                                                 "patience")})  # fmt: skip
                 if b["variant"].get("param"):
                     cell["param"] = b["variant"]["param"]
+                if b["variant"].get("param") == "mf":
+                    cell["lr"] = MF_LR
             guard = sized is not None and side not in b["n_max_given"]
             cells.append(_guarded(cell) if guard else cell)
         if has_theory(target):
@@ -446,7 +452,7 @@ def public_budget(cfg: dict) -> dict:
 
     Returns:
         ``{"eps", "seeds", "n_max_side", "steps", "width", "n_test",
-        "n_max_by_depth", "arch_variant"}``: ``n_max_by_depth`` is ``{L:
+        "n_max_by_depth", "arch_variant", "param"}``: ``n_max_by_depth`` is ``{L:
         {"kernel": cap, "net": cap}}``, the largest search cap of each side at
         each depth; ``arch_variant`` the ``--arch-variant`` text (or None).
     """
@@ -458,7 +464,10 @@ def public_budget(cfg: dict) -> dict:
         if side:
             at = by_depth.setdefault(str(cfg["_depths"][g["target"]]), {})
             at[side] = max(at.get(side, 0), g["n_max"])
-    return dict(out, n_max_by_depth=by_depth, arch_variant=b["variant"].get("text"))
+    variant = b["variant"]
+    return dict(
+        out, n_max_by_depth=by_depth, arch_variant=variant.get("text"), param=variant.get("param")
+    )
 
 
 def check_out(out: str) -> None:

@@ -67,26 +67,29 @@ def parse_variant(text: str | None) -> dict:
         return {}
     allowed = _allowed()
     hint = f"allowed: {', '.join(allowed)} as KEY=VALUE, or {', '.join(NAMES)}"
-    fields, width, param = [], None, None
+    seen: dict[str, str] = {}
     for part in comma_items(",".join(NAMES.get(p, p) for p in comma_items(text))):
         key, sep, value = (s.strip() for s in part.partition("="))
-        if not sep or not key or not value or key not in allowed:
+        if sep and key in allowed and not value:
+            raise UsageError(f"--arch-variant: {key}= needs a value")
+        if not sep or not key or key not in allowed:
             raise UsageError(f"--arch-variant: {part!r} is not an architecture field ({hint})")
-        if key == "width":
-            if not value.isdigit() or int(value) < 1:
-                raise UsageError(f"--arch-variant: width={value!r} must be an integer >= 1")
-            width = int(value)
-        elif key == "param":
-            choices = TRAIN_FIELDS["param"].choices
-            if value not in choices:
-                raise UsageError(f"--arch-variant: param={value!r} is not allowed "
-                                 f"(allowed: {', '.join(choices)})")  # fmt: skip
-            param = value
-        else:
-            fields.append((key, value))
-    if not fields and width is None and param is None:
+        if key in seen:
+            raise UsageError(f"--arch-variant: {key} given twice ({key}={seen[key]}, {part}); "
+                             "give each field once")  # fmt: skip
+        seen[key] = value
+    if not seen:
         raise UsageError(f"--arch-variant {text!r}: give at least one field ({hint})")
-    return {"fields": fields, "width": width, "param": param, "text": text}
+    width, param = seen.pop("width", None), seen.pop("param", None)
+    if width is not None and (not width.isdigit() or int(width) < 1):
+        raise UsageError(f"--arch-variant: width={width!r} must be an integer >= 1")
+    choices = TRAIN_FIELDS["param"].choices
+    if param is not None and param not in choices:
+        raise UsageError(
+            f"--arch-variant: param={param!r} is not allowed (allowed: {', '.join(choices)})"
+        )
+    return {"fields": list(seen.items()), "width": None if width is None else int(width),
+            "param": param, "text": text}  # fmt: skip
 
 
 def _apply(arch: str, variant: dict) -> tuple[str, list[str]]:
@@ -138,20 +141,31 @@ def compared(tree: str | None, variant: dict) -> list[str]:
 
 
 def notes(trees, variant: dict) -> list[str]:
-    """One line per (architecture kind, field) the variant does not apply to.
+    """One line per (architecture kind, field) the variant does not apply to,
+    and, for a variant, what the net's prediction (``--predict``) can see.
 
     Args:
         trees: the members' depth-aware architectures (None for none).
         variant: :func:`parse_variant`'s dict.
 
     Returns:
-        list of str (empty when every field applies to every architecture).
+        list of str (empty for no variant).
+
+    Raises:
+        UsageError: a field that no compared architecture has.
     """
+    if not variant:
+        return []
+    archs = {a.partition(":")[0]: a for t in trees for a in compared(t, {})}
     out = []
-    for arch in {a.partition(":")[0]: a for t in trees for a in compared(t, {})}.values():
-        kind = arch.partition(":")[0]
-        for key, value in variant.get("fields", []):
-            if f"{key}={value}" not in applied(arch, {"fields": [(key, value)]}):
-                out.append(f"--arch-variant {key}={value}: a {kind} spec has no key {key!r}, "
-                           f"so the {kind} net and its NTK are compared unmodified")  # fmt: skip
+    for key, value in variant["fields"]:
+        lacking = [k for k, a in archs.items() if not applied(a, {"fields": [(key, value)]})]
+        if len(lacking) == len(archs):
+            raise UsageError(f"--arch-variant {key}={value}: no compared architecture "
+                             f"({', '.join(archs)}) has the key {key!r}")  # fmt: skip
+        out += [f"--arch-variant {key}={value}: a {kind} spec has no key {key!r}, so the "
+                f"{kind} net and its NTK are compared unmodified" for kind in lacking]  # fmt: skip
+    out.append("--arch-variant: with --predict, the net's n* comes from the law n* = c C^p, "
+               "fitted on unmodified nets (the same for every variant); the kernel's from "
+               "the theory of the modified NTK")  # fmt: skip
     return out
