@@ -20,6 +20,7 @@ from ntkgap.nets.arch import parse_arch
 from ntkgap.runs import config as runs_config
 from ntkgap.runs import cost as cost_model
 from ntkgap.runs import cost_plan, scaling
+from ntkgap.specs import raw_items
 from ntkgap.verdicts import claims
 
 NAME = "compare"
@@ -37,7 +38,7 @@ def theory_label(arch: str) -> str:
     Returns:
         ``"fc NTK theory"`` or ``"depth-aware NTK theory"``.
     """
-    return THEORY_LABEL["fc" if arch.partition(":")[0] == "fc" else "tree"]
+    return THEORY_LABEL["fc" if raw_items(arch)[0] == "fc" else "tree"]
 
 
 def has_theory(target) -> bool:

@@ -68,12 +68,13 @@ def parse_variant(text: str | None) -> dict:
     allowed = _allowed()
     hint = f"allowed: {', '.join(allowed)} as KEY=VALUE, or {', '.join(NAMES)}"
     seen: dict[str, str] = {}
-    for part in comma_items(",".join(NAMES.get(p, p) for p in comma_items(text))):
-        key, sep, value = (s.strip() for s in part.partition("="))
-        if sep and key in allowed and not value:
-            raise UsageError(f"--arch-variant: {key}= needs a value")
-        if not sep or not key or key not in allowed:
+    _, items = raw_items("variant:" + ",".join(NAMES.get(p, p) for p in comma_items(text)))
+    for key, value in items:
+        part = f"{key}={value}" if value else key
+        if key not in allowed:
             raise UsageError(f"--arch-variant: {part!r} is not an architecture field ({hint})")
+        if not value:
+            raise UsageError(f"--arch-variant: {key}= needs a value")
         if key in seen:
             raise UsageError(f"--arch-variant: {key} given twice ({key}={seen[key]}, {part}); "
                              "give each field once")  # fmt: skip
@@ -130,13 +131,28 @@ def apply(arch: str, variant: dict) -> str:
 
 
 def applied(arch: str, variant: dict) -> list[str]:
-    """The variant's fields (``KEY=VALUE``) that :func:`apply` gives ``arch``."""
+    """The variant's fields that :func:`apply` gives ``arch``.
+
+    Args:
+        arch: an architecture spec.
+        variant: :func:`parse_variant`'s dict.
+
+    Returns:
+        list of ``KEY=VALUE`` strings, in the variant's order.
+    """
     return _apply(arch, variant)[1]
 
 
 def compared(tree: str | None, variant: dict) -> list[str]:
-    """The architectures a comparison's member is compared on: its depth-aware
-    one (if any), then fc, each with the variant's fields."""
+    """The architectures a comparison's member is compared on.
+
+    Args:
+        tree: the member's depth-aware architecture, or None.
+        variant: :func:`parse_variant`'s dict ({}: none).
+
+    Returns:
+        the depth-aware architecture (if any), then fc, each with the variant's fields.
+    """
     return [apply(a, variant) for a in ([FC] if tree is None else [tree, FC])]
 
 
@@ -156,7 +172,7 @@ def notes(trees, variant: dict) -> list[str]:
     """
     if not variant:
         return []
-    archs = {a.partition(":")[0]: a for t in trees for a in compared(t, {})}
+    archs = {raw_items(a)[0]: a for t in trees for a in compared(t, {})}
     out = []
     for key, value in variant["fields"]:
         lacking = [k for k, a in archs.items() if not applied(a, {"fields": [(key, value)]})]
