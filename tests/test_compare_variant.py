@@ -8,7 +8,12 @@ import os
 
 import pytest
 from conftest import run_cli
-from test_predict_families import C0, P0, _internal_nodes, _plant
+from test_predict_families import (  # noqa: F401  (planted is a fixture)
+    C0,
+    P0,
+    _internal_nodes,
+    planted,
+)
 
 from ntkgap import compare_report
 from ntkgap.verdicts import seal_order
@@ -88,16 +93,7 @@ def test_a_bad_variant_exits_2_in_one_line_writing_nothing(tmp_path, variant, sa
     assert os.listdir(tmp_path) == []
 
 
-@pytest.fixture
-def planted(tmp_path, monkeypatch):
-    root = tmp_path / "results"
-    monkeypatch.setenv("NTKGAP_RESULTS", str(root))
-    monkeypatch.delenv("NTKGAP_PROFILE", raising=False)
-    _plant(root)
-    return root
-
-
-def test_a_variant_is_sealed_before_its_cells_and_scored(planted, tmp_path):
+def test_a_variant_is_sealed_before_its_cells_and_scored(planted, tmp_path):  # noqa: F811
     out = tmp_path / "cmp"
     res = compare_report.compare("tree:d=64,arity=2,node=and", "2", str(out), budget="tiny",
                                  force=True, predict=True, arch_variant="b0,width=12")  # fmt: skip

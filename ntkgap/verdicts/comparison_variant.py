@@ -36,8 +36,6 @@ NAMES = {
 FIXED = ("arity", "L")
 #: the specs whose keys a field may name, each as a valid example
 _PROBES = ("fc:depth=2", "tree:arity=2,L=2")
-
-
 #: the trained nets' cell fields a variant may set
 NET_FIELDS = ("width", "param")
 
