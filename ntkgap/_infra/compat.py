@@ -15,7 +15,7 @@ import logging
 import os
 import warnings
 
-from ntkgap._infra import ntshim
+from ntkgap._infra import config, ntshim
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 # JAX warns about absent accelerators through the logging module; the
@@ -27,6 +27,21 @@ ntshim.prepare()
 import jax  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
+
+
+def _compilation_cache(folder: str | None) -> None:
+    """Every compiled program into the persistent cache at ``folder`` (None:
+    off): a search's programs are compiled once across worker processes and
+    runs, not once per process (``config.jax_cache_dir``)."""
+    if folder is None:
+        return
+    jax.config.update("jax_compilation_cache_dir", folder)
+    # the small programs too: a search compiles hundreds, each well under a second
+    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.0)
+    jax.config.update("jax_persistent_cache_min_entry_size_bytes", 0)
+
+
+_compilation_cache(config.jax_cache_dir())
 
 # neural-tangents 0.6.5 imports names that jax 0.4.38 deprecates (jax.core.*)
 with warnings.catch_warnings():
