@@ -1,7 +1,8 @@
 """Where compiled programs and threads go: JAX's persistent compilation cache
 (``NTKGAP_JAX_CACHE``: a folder, ``off``, or the user cache by default) fills
 with the programs ``ntkgap train`` compiles and changes none of its numbers;
-a local worker of ``--jobs`` holds BLAS to its share of the cores."""
+a local worker of ``--jobs`` runs BLAS on one thread, whatever its share of the cores
+(``--jobs 1`` against ``--jobs 2``'s equal numbers: ``test_runner.py``)."""
 
 import json
 import os
@@ -49,13 +50,13 @@ def test_train_fills_the_cache_and_its_numbers_do_not_change(tmp_path):
         assert r["train_mse"] == cold["train_mse"]
 
 
-def test_a_local_worker_holds_blas_to_its_share():
+def test_a_local_worker_runs_blas_on_one_thread():
     """The initializer of ``ntkgap run --jobs N``'s worker processes, in a fresh
-    process: BLAS runs on ``per`` threads after it (not on every core)."""
+    process given a share of two cores: BLAS runs on one thread after it."""
     code = (
         "from threadpoolctl import threadpool_info\n"
         "from ntkgap.runs import executors\n"
-        "executors._share_cores(1)\n"
+        "executors._share_cores(2)\n"
         "print(sorted({i['num_threads'] for i in threadpool_info() if i['user_api'] == 'blas'}))"
     )
     env = {k: v for k, v in os.environ.items() if k != "NTKGAP_TRAIN_WORKERS"}

@@ -48,6 +48,14 @@ ERROR_PREFIX = "error: "
 #: of steps, so its next step runs before cells that could run at any time
 SEARCH_STEP_PRIORITY = 1
 
+#: BLAS threads of every cell's computation, wherever it runs (here, a local
+#: worker, a Dask worker): one, so that a cell's numbers do not depend on
+#: ``--jobs`` or the machine's cores (BLAS sums in another order on another
+#: thread count), and ``--jobs N`` processes of OpenBLAS, each sized to every
+#: core, do not oversubscribe the machine (E3b's quick kernel searches ran
+#: ~1.5x longer so). A large Gram's Cholesky takes ``NTKGAP_CHOLESKY_THREADS``.
+CELL_BLAS_THREADS = 1
+
 #: seconds to wait for a Dask scheduler before giving up
 DASK_CONNECT_TIMEOUT = 5
 
@@ -362,15 +370,8 @@ def _run_local(name: str, todo: list[dict], jobs: int, bar) -> None:
     each process trains its seeds on cores / jobs threads."""
     ks = _KernelSearches(name, bar)
     if jobs <= 1:
-        for task in tasks(todo):
-            if _is_kernel_search(task):
-                for seed, stored in ks.start(task[0]):
-                    sink = kernel_search.LocalSink(name, task[0], seed)
-                    ks.returned(task[0], seed, _seed_call(task[0], seed, stored, sink))
-                continue
-            for c in task:
-                save(name, c, _run_one(c, name))
-                bar.update()
+        with threadpool_limits(CELL_BLAS_THREADS, user_api="blas"):
+            _run_here(name, todo, ks, bar)
         return
 
     # a search's evaluations are stored by the worker as they return; a task
@@ -391,13 +392,24 @@ def _run_local(name: str, todo: list[dict], jobs: int, bar) -> None:
     local_pool.run_units(units, jobs, done, initializer=_share_cores, initargs=(per,))
 
 
+def _run_here(name: str, todo: list[dict], ks, bar) -> None:
+    """``todo`` computed in this process, task by task (``jobs`` <= 1)."""
+    for task in tasks(todo):
+        if _is_kernel_search(task):
+            for seed, stored in ks.start(task[0]):
+                sink = kernel_search.LocalSink(name, task[0], seed)
+                ks.returned(task[0], seed, _seed_call(task[0], seed, stored, sink))
+            continue
+        for c in task:
+            save(name, c, _run_one(c, name))
+            bar.update()
+
+
 def _share_cores(per):
-    """A local worker's share ``per`` of the cores: its training threads and
-    its BLAS threads (OpenBLAS sizes its pool to every core, so ``--jobs``
-    processes of it oversubscribe the machine; E3b's quick kernel searches
-    ran ~1.5x longer so)."""
+    """A local worker's share ``per`` of the cores for training, and BLAS on
+    ``CELL_BLAS_THREADS``."""
     os.environ.setdefault(cores.ENV, str(per))
-    threadpool_limits(per, user_api="blas")
+    threadpool_limits(CELL_BLAS_THREADS, user_api="blas")
 
 
 def _on_worker(fn, threads, *args):
@@ -409,7 +421,7 @@ def _on_worker(fn, threads, *args):
 
         threads = max(1, cores.available() // max(1, int(get_worker().state.nthreads)))
     os.environ.setdefault(cores.ENV, str(threads))
-    with threadpool_limits(int(os.environ[cores.ENV]), user_api="blas"):
+    with threadpool_limits(CELL_BLAS_THREADS, user_api="blas"):
         return fn(*args)
 
 
