@@ -8,10 +8,8 @@ import sys
 
 import numpy as np
 import pytest
-from threadpoolctl import threadpool_limits
 
 import ntkgap._infra.compat  # noqa: F401  (enables x64 before any test builds arrays)
-from ntkgap._infra import cores
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
@@ -20,13 +18,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # the memory free at that moment would make those checks depend on whatever
 # else the machine runs. Tests of the guard itself set or unset it.
 os.environ.setdefault("NTKGAP_MEMORY_LIMIT", "16G")
-
-# Each pytest-xdist worker holds BLAS to its share of the cores, as a worker of
-# `ntkgap run --jobs` does: workers of OpenBLAS each sized to every core
-# oversubscribe the machine. A test that needs another count sets its own limit.
-_XDIST_WORKERS = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT") or 0)
-if _XDIST_WORKERS > 1:
-    threadpool_limits(max(1, cores.available() // _XDIST_WORKERS), user_api="blas")
 
 # Every shared tolerance lives here.
 # dtype-keyed tolerances for comparisons against independent references

@@ -14,7 +14,7 @@ from conftest import run_cli
 from ntkgap._infra import config
 
 TRAIN = ["train", "--arch", "tree:arity=2,L=2", "--target", "tree:d=8,L=2,arity=2,node=tanh",
-         "--width", "8", "--n", "64", "--seeds", "2", "--steps", "60", "--lr", "0.03",
+         "--width", "8", "--n", "64", "--seeds", "2", "--steps", "20", "--lr", "0.03",
          "--n-test", "32", "--json"]  # fmt: skip
 
 
