@@ -1,7 +1,8 @@
 """Every environment variable ntkgap reads, read and validated here alone.
 
 Each is read when asked for (not at import), so a test or a parent process
-may set it before the work starts. A bad value raises
+may set it before the work starts; ``NTKGAP_JAX_CACHE`` alone is read when
+``ntkgap._infra.compat`` loads, since JAX must know it before it compiles. A bad value raises
 :class:`~ntkgap.errors.UsageError` naming the variable and what is allowed.
 
 | variable | meaning | default |
@@ -169,8 +170,8 @@ def jax_cache_dir() -> str | None:
 
     Default ``$XDG_CACHE_HOME/ntkgap/jax`` (``~/.cache`` without it): a
     compiled program is reused by every worker process and later run instead
-    of compiled again (a tree net's first batch compiles for ~20 s on one
-    core). The cache holds compiled code only, keyed by the program, its
+    of compiled again (a depth-5 tree net's first batch spent ~25 s compiling
+    on one core). The cache holds compiled code only, keyed by the program, its
     compiler options and jaxlib's version, so it changes no number.
     """
     value = _raw(JAX_CACHE)
