@@ -227,7 +227,8 @@ def _compare_args(p):
     p.add_argument(
         "--predict",
         action="store_true",
-        help="predict each pair's n* before the searches (ntkgap predict), seal and score it",
+        help="predict each pair's n* before the searches (ntkgap predict; its law fitted on "
+        "the searches in NTKGAP_RESULTS, else ./results, not on --results), seal and score it",
     )
     p.add_argument(
         "--arch-variant", metavar="FIELDS", default=None, action="append",

@@ -129,9 +129,10 @@ def prediction_text(item: dict) -> str:
 def predict_members(cfg: dict) -> list[dict]:
     """Every (member, architecture) pair's prediction, before any search:
     the own NTK's n* from eigenlearning theory and the trained net's from
-    the law fitted on the stored searches of other families
-    (``predictions.prediction``); refused in one line where nothing is
-    stored to fit on.
+    the law fitted on the stored searches of other families in the results
+    folder in force when it is called (``predictions.prediction``; the
+    comparison calls it before its own ``--results`` is put in force);
+    refused in one line where nothing is stored to fit on.
 
     Args:
         cfg: a config from :func:`plan`.
